@@ -53,6 +53,10 @@ download() { # url file
     # 15 s to connect; a try slower than 1 KiB/s for 30 s ends; only what curl takes for
     # passing (a timeout, a 5xx) is tried again, twice.
     curl -fsSL --connect-timeout 15 --speed-limit 1024 --speed-time 30 --retry 2 -o "$2" "$1" 2>"$tmp/download-error" && return 0
+  elif [ "$downloader" = busybox-wget ]; then
+    # BusyBox's wget takes none of GNU wget's long options, and its -T (timeout) crashes in
+    # Debian's 1.35: the plain download, quiet but for its errors.
+    wget -q -O "$2" "$1" 2>"$tmp/download-error" && return 0
   else
     # 30 s to resolve, to connect, and between any two reads; three tries in all.
     wget --tries=3 --timeout=30 --progress=dot:mega -O "$2" "$1" 2>"$tmp/download-error" && return 0
@@ -227,7 +231,9 @@ main() {
 
   # --- what it needs, before any download --------------------------------------------------------
   if have curl; then downloader=curl
-  elif have wget; then downloader=wget
+  elif have wget; then
+    # BusyBox's wget (Alpine, slim images) says so in its help.
+    if wget --help 2>&1 | grep -qi busybox; then downloader=busybox-wget; else downloader=wget; fi
   else die "neither curl nor wget is installed; install one and run this again"
   fi
   sha256_tool=""
@@ -308,7 +314,8 @@ main() {
   chmod 755 "$partial"
   # Run it before it replaces anything: a binary that cannot start (a noexec folder, too old a
   # glibc) leaves the previous docket in place.
-  ran=$("$partial" --version 2>&1) || die "the downloaded docket does not run here: $ran"
+  # From / : a folder deleted under the shell is no reason to refuse the binary.
+  ran=$(cd / && "$partial" --version 2>&1) || die "the downloaded docket does not run here: $ran"
   refuse_folder
   mv -f "$partial" "$dir/$exe" || die "cannot replace $dir/$exe"
   partial=""

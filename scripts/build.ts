@@ -1,6 +1,6 @@
 // `npm run build`: compiles the CLI and the pool's worker entry into the one binary dist/docket.
 import type { BunPlugin } from "bun";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import pkg from "../package.json" with { type: "json" };
 import { hostTarget, type BuildStamp } from "../runtime/version.ts";
@@ -34,11 +34,25 @@ export interface CompileOptions {
   tuning?: { bytecode?: boolean; minify?: boolean };
 }
 
-/** The checkout's commit, 12 hex digits, `+dirty` when tracked files changed; `unknown` outside git. */
+/**
+ * The checkout's commit, 12 hex digits, `+dirty` when tracked files changed; `unknown` outside git:
+ * without git installed (a source tarball built in a slim image), and in a folder that is not
+ * its own repository's top (sources unpacked inside another project, whose commit it is not).
+ */
 export function gitCommit(cwd: string = fileURLToPath(new URL("..", import.meta.url))): string {
-  const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd, stdout: "pipe", stderr: "ignore" });
-  if (head.exitCode !== 0) return "unknown";
-  const dirty = Bun.spawnSync(["git", "diff", "--quiet", "HEAD", "--"], { cwd, stdout: "ignore", stderr: "ignore" }).exitCode !== 0;
+  const git = (args: string[]) => {
+    try {
+      return Bun.spawnSync(["git", ...args], { cwd, env: process.env, stdout: "pipe", stderr: "ignore" });
+    } catch {
+      // No git on PATH: spawning it throws.
+      return null;
+    }
+  };
+  const top = git(["rev-parse", "--show-toplevel"]);
+  if (top === null || top.exitCode !== 0 || realpathSync(top.stdout.toString().trim()) !== realpathSync(cwd)) return "unknown";
+  const head = git(["rev-parse", "--short=12", "HEAD"]);
+  if (head === null || head.exitCode !== 0) return "unknown";
+  const dirty = git(["diff", "--quiet", "HEAD", "--"])?.exitCode !== 0;
   return `${head.stdout.toString().trim()}${dirty ? "+dirty" : ""}`;
 }
 

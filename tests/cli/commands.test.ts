@@ -346,6 +346,18 @@ describe("docket new", () => {
     expect(result.stderr).not.toContain("unexpected");
   });
 
+  test("a folder it cannot make or write is said in words, never a stack trace (distribution tester, session 47)", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, { "afile": "" });
+    const underFile = await cli(["new", "team.one", "--capabilities", "afile/sub"], repo);
+    expect(underFile.code).toBe(1);
+    expect(underFile.stderr).toContain("docket: cannot make the folder afile/sub for afile/sub/team.one.ts:");
+    const isFile = await cli(["new", "team.two", "--capabilities", "afile"], repo);
+    expect(isFile.code).toBe(1);
+    expect(isFile.stderr).toContain("docket: cannot make the folder afile for afile/team.two.ts:");
+    for (const result of [underFile, isFile]) expect(result.stderr).not.toMatch(/unexpected|\bat \//);
+  });
+
   test("refuses an id the registry would refuse: a built-in's id, a tool name held already, docket's own tool names", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "capabilities/team_a.hello.ts": ECHO.replace('"demo.echo"', '"team_a.hello"') });

@@ -506,6 +506,30 @@ describe("install.sh", () => {
     expect(server.requests.length).toBe(asked);
   }, SLOW);
 
+  test.skipIf(Bun.which("busybox") === null)("install.sh installs with BusyBox's tools alone (its wget takes no GNU option), and from a folder deleted under it (distribution tester, session 47)", async () => {
+    const tools = tempDir("busybox");
+    execFileSync(Bun.which("busybox")!, ["--install", "-s", tools]);
+    const dir = join(tempDir("bin"), "bin");
+    const result = await install(["--dir", dir], { PATH: tools });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Installed ${dir}/docket: docket ${release.manifest.version}`);
+    // Its errors are said as it words them.
+    const missing = await install(["--dir", dir], { PATH: tools, DOCKET_DOWNLOAD_URL: `${server.url}/nothing-here` });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("server returned error");
+    // From a folder that is gone, the binary still runs its check (Bun refuses a deleted working folder).
+    const gone = tempDir("gone");
+    const deleted = join(gone, "here");
+    mkdirSync(deleted);
+    const child = Bun.spawn(["sh", "-c", `cd "$1" && rmdir "$1" && exec sh "$2" --dir "$3"`, "sh", deleted, INSTALL_SH, join(tempDir("bin"), "bin")], { env: cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url }), stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    // (dash itself notes the missing folder on stderr as it starts.)
+    expect(stderr).not.toContain("does not run here");
+    expect(code).toBe(0);
+    expect(stdout).toContain("Installed ");
+  }, SLOW);
+
   for (const tool of ["wget", "curl"] as const) {
     test.skipIf(Bun.which(tool) === null)(`install.sh with ${tool} gives up on a download cut off halfway after a few tries, in seconds, and says why (hostile tester)`, async () => {
       const cutOff = await serveCutOff(release.releaseDir);

@@ -22,6 +22,15 @@ test("the npm launcher on musl says the binaries need glibc, and elsewhere that 
     const glibc = run([]);
     expect(glibc.exitCode).toBe(1);
     expect(glibc.stderr.toString()).toContain("npm install --include=optional docket");
+    // The package installed anyway (Yarn 1 ignores npm's libc field): the binary is there, and its
+    // loader is not (distribution tester, session 47: "spawn … ENOENT" of a file that exists).
+    const binary = join(dir, "node_modules", "@docket", `linux-${process.arch}`, "bin", "docket");
+    mkdirSync(join(binary, ".."), { recursive: true });
+    writeFileSync(join(binary, "..", "..", "package.json"), JSON.stringify({ name: `@docket/linux-${process.arch}`, version: "0.0.0" }));
+    writeFileSync(binary, "#!/lib/ld-musl-missing.so.1\n", { mode: 0o755 });
+    const installed = run(["--import", "data:text/javascript,process.report.getReport = () => ({ header: {} });"]);
+    expect(installed.exitCode).toBe(1);
+    expect(installed.stderr.toString()).toContain(`docket: cannot start ${binary}: docket's Linux binaries link glibc, and this Linux runs on musl`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

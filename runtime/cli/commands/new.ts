@@ -54,7 +54,13 @@ export default defineCommand({
     const from = given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`;
     // `npx docket` when the npm package's launcher ran it: a project has no `docket` on its PATH (distribution tester, session 44).
     const runIt = `${commandName()} run ${args.id}${from} --input '{"name":"Ada"}'`;
-    mkdirSync(folder, { recursive: true });
+    try {
+      mkdirSync(folder, { recursive: true });
+    } catch (error) {
+      // A folder this user cannot make, or a file in the way (distribution tester, session 47: a stack trace).
+      process.stderr.write(`docket: cannot make the folder ${relative(process.cwd(), folder) || folder} for ${shown}: ${(error as Error).message}. Choose a folder you can write to with --capabilities, or fix what is in the way.\n`);
+      return EXIT.failed;
+    }
     try {
       writeFileSync(file, capabilityTemplate(args.id, runIt), { flag: "wx" });
     } catch (error) {
@@ -62,7 +68,8 @@ export default defineCommand({
       // The id is the file name: one too long for the file system is the user's to shorten.
       if (code === "ENAMETOOLONG") throw new UsageError(`${JSON.stringify(args.id)} is too long for a file name here (${args.id.length + 3} characters); choose a shorter id.`, command);
       if (code === "EEXIST") throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
-      throw error;
+      process.stderr.write(`docket: cannot write ${shown}: ${(error as Error).message}. Check that ${relative(process.cwd(), folder) || folder} is a folder you can write to.\n`);
+      return EXIT.failed;
     }
     // No tsconfig.json governs the file, or the one that does maps no "docket": an editor shows
     // `Cannot find module 'docket'` and an untyped handler (authoring tester, session 46).

@@ -20,7 +20,11 @@ const env = { ...process.env, DOCKET_COMMAND: "npx docket" };
 if (typeof process.execve === "function" && process.platform !== "win32") {
   // Node ≥ 22.15 replaces this process with the binary: signals, the terminal and the exit code
   // are docket's own, with no Node process left waiting.
-  process.execve(binary, [binary, ...args], env);
+  try {
+    process.execve(binary, [binary, ...args], env);
+  } catch (error) {
+    cannotStart(error);
+  }
 }
 
 // docket stops when this process is gone: killed with SIGKILL, it passes nothing on, and docket
@@ -33,10 +37,7 @@ const child = spawn(binary, args, { stdio: "inherit", env: { ...env, DOCKET_LAUN
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]) {
   process.on(signal, () => child.kill(signal));
 }
-child.on("error", (error) => {
-  console.error(`docket: cannot start ${binary}: ${error.message}`);
-  process.exit(1);
-});
+child.on("error", cannotStart);
 child.on("exit", (code, signal) => {
   if (signal) {
     // Leave the way docket did, so a shell sees the same signal (130 after SIGINT, …).
@@ -92,6 +93,21 @@ function isMusl() {
   } catch {
     return false;
   }
+}
+
+/**
+ * Why the binary did not start. A glibc binary on musl (a package manager that ignores npm's
+ * `libc` field installed it anyway: Yarn 1, npm before 10.4) fails as ENOENT, its interpreter
+ * missing, although the file is there: said as the libc it needs (distribution tester, session 47).
+ */
+function cannotStart(error) {
+  if (error && error.code === "ENOENT" && process.platform === "linux" && isMusl()) {
+    fail(
+      `cannot start ${binary}: docket's Linux binaries link glibc, and this Linux runs on musl (Alpine, say), whose loader cannot run them.\n` +
+        "Run docket on a glibc Linux (a Debian or Ubuntu image, node:20-slim), or in a glibc compatibility layer (apk add gcompat, at your own risk).",
+    );
+  }
+  fail(`cannot start ${binary}: ${error.message}`);
 }
 
 function fail(message) {

@@ -115,30 +115,47 @@ function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: u
 /** A line of a multi-line secret at least this long is masked on its own too (see createSecretMask). */
 const MIN_LINE_LENGTH = 8;
 
-/** How many times a short secret's escaped forms are escaped again (a JSON text inside a JSON text inside another). */
-const ESCAPE_LEVELS = 3;
+/**
+ * How many levels of escaping a secret's forms are made for, by its length: three (a JSON text
+ * inside a JSON text inside another) up to 4 KiB — passwords, tokens, a service account's key —,
+ * two up to URL_FORMS_MAX_LENGTH, one past it (a certificate bundle). Each level may double a
+ * form's length and multiply their number by five, and every form counts against what an input's
+ * secrets may come to (AUTOMATON_MAX_UNITS).
+ */
+function escapeLevels(length: number): number {
+  return length <= 4 * 1024 ? 3 : length <= URL_FORMS_MAX_LENGTH ? 2 : 1;
+}
 
 /**
  * `form` as it reads inside a JSON string and inside a string `console.log` prints (each way it
- * may quote it), then, when `short` (no longer than URL_FORMS_MAX_LENGTH), each of those escaped
- * again the same ways, ESCAPE_LEVELS deep, each also as made safe to print (JSON leaves DEL and C1
- * characters raw, and the sanitizer then takes them out), and the first JSON form URL-encoded (a
- * JSON text put into a query string): the forms that differ from `form`.
+ * may quote it), then each of those escaped again the same ways, escapeLevels deep; when more than
+ * one level, each also as made safe to print (JSON leaves DEL and C1 characters raw, and the
+ * sanitizer then takes them out), and the first JSON form URL-encoded (a JSON text put into a
+ * query string): the forms that differ from `form`.
  */
-function escapedForms(form: string, short: boolean): string[] {
+function* escapedForms(form: string): Generator<string> {
   const json = JSON.stringify(form).slice(1, -1);
-  // A long one (a certificate bundle of thousands of lines) once each way: its forms count against
-  // what an input's secrets may come to, and a bundle of 10,000 lines must stay within it.
-  if (!short) return [...new Set([json, inspect(form, { maxStringLength: Infinity }).slice(1, -1)])].filter((escaped) => escaped !== form);
+  const levels = escapeLevels(form.length);
+  if (levels === 1) {
+    // A long one (a certificate bundle of thousands of lines) once each way, one at a time: the
+    // caller stops as soon as the forms are past the bound (megabytes each).
+    if (json !== form) yield json;
+    // console.log prints a string's first 10,000 characters (then `... N more characters`): those,
+    // in each quoting, are what it shows of one this long — and inspecting megabytes of control
+    // characters whole took 4 s.
+    const head = form.slice(0, INSPECT_CUT);
+    for (const inspected of new Set(inspectedForms(head))) if (inspected !== head && inspected !== json) yield inspected;
+    return;
+  }
   const found = new Set<string>();
   let level = [form];
-  for (let depth = 0; depth < ESCAPE_LEVELS && level.length > 0; depth++) {
+  for (let depth = 0; depth < levels && level.length > 0; depth++) {
     const next: string[] = [];
     for (const text of level) {
-      // Every quoting once; inside another, JSON and console.log's own choice of quotes (a bound: each
-      // level may double a form's length, and every form counts against AUTOMATON_MAX_UNITS).
-      const ways = depth === 0 ? [JSON.stringify(text).slice(1, -1), ...inspectedForms(text)] : [JSON.stringify(text).slice(1, -1), inspect(text, { maxStringLength: Infinity }).slice(1, -1)];
-      for (const escaped of ways) {
+      // Every quoting at every level: inspect picks its quote from the whole string it prints,
+      // quotes a level before added included (a checking tester found 7,659 of 12,210 wrappings
+      // leaking when deeper levels took inspect's choice for the form alone).
+      for (const escaped of [JSON.stringify(text).slice(1, -1), ...inspectedForms(text)]) {
         if (escaped === text || escaped === form || found.has(escaped)) continue;
         found.add(escaped);
         next.push(escaped);
@@ -149,7 +166,7 @@ function escapedForms(form: string, short: boolean): string[] {
   for (const escaped of [...found]) for (const safe of [sanitizeLine(escaped), sanitizeText(escaped)]) if (safe !== form) found.add(safe);
   if (json !== form) found.add(encodeURIComponent(json));
   found.delete(form);
-  return [...found];
+  yield* found;
 }
 
 /**
@@ -159,13 +176,19 @@ function escapedForms(form: string, short: boolean): string[] {
  * other way (checking tester, session 47). Made by printing the text with a tail that forces the
  * quoting, then cutting that tail off; never cut at inspect's 10,000 characters.
  */
+/** Where `util.inspect` cuts a string by default (its `maxStringLength`). */
+const INSPECT_CUT = 10_000;
+
+/** Inspect's options for a form: never cut at 10,000 characters, never laid over lines (a multi-line string's lines are masked one by one). */
+const INSPECT_WHOLE = { maxStringLength: Infinity, breakLength: Infinity } as const;
+
 function inspectedForms(text: string): string[] {
   const quoted = (tail: string) => {
-    const printed = inspect(text + tail, { maxStringLength: Infinity });
-    const end = inspect(tail, { maxStringLength: Infinity }).length - 1;
+    const printed = inspect(text + tail, INSPECT_WHOLE);
+    const end = inspect(tail, INSPECT_WHOLE).length - 1;
     return printed.slice(1, printed.length - end);
   };
-  const forms = [inspect(text, { maxStringLength: Infinity }).slice(1, -1), quoted("'\"`")];
+  const forms = [inspect(text, INSPECT_WHOLE).slice(1, -1), quoted("'\"`")];
   // Double quotes are chosen only for a string holding none; a backtick only when it holds no backtick nor `${`.
   if (!text.includes('"')) forms.push(quoted("'"));
   if (!text.includes("`") && !text.includes("${")) forms.push(quoted("'\""));
@@ -201,6 +224,13 @@ export function admissionMask(values: readonly string[]): SecretMask | { units: 
   return buildMask(values, AUTOMATON_MAX_UNITS);
 }
 
+/**
+ * How many times AUTOMATON_MAX_UNITS the forms of fewer secrets than are indexed may come to: they
+ * are searched for one by one, without an automaton, so more is allowed — an 8 MiB value's forms,
+ * the input's bound, each a search of its own; not a hundred million units.
+ */
+const FEW_TEXTS_OVER = 8;
+
 function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { units: number } {
   const values = [...given];
   const secrets = new Set<string>();
@@ -211,21 +241,28 @@ function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { un
       secrets.add(text);
       units += text.length;
     }
-    return units > maxUnits && secrets.size >= INDEXED_FROM;
+    // Past the bound with enough texts to be indexed (an automaton that large), or past it many
+    // times over however few: a value of megabytes of control characters made 132 million units
+    // of forms and held the main thread 10 s (checking tester, session 47).
+    return units > maxUnits && (secrets.size >= INDEXED_FROM || units > maxUnits * FEW_TEXTS_OVER);
   };
   for (const value of values) {
     // Texts are made safe to print before they are masked (docs/security.md), so a secret holding
     // a line break or a control character (a token read from a file with its newline, a PEM key)
     // appears in them as it does made safe: each form is masked.
-    for (const form of new Set([value, sanitizeLine(value), sanitizeText(value)])) {
+    // Made one at a time, each checked against the bound before the next is made.
+    const made = new Set<string>();
+    for (const make of [() => value, () => sanitizeLine(value), () => sanitizeText(value)]) {
+      const form = make();
+      if (made.has(form)) continue;
+      made.add(form);
       if (form.length < MIN_MASKED_LENGTH) continue;
       if (add(form)) return { units };
       // Escaped as a JSON string, and as console.log writes it inside an object (`{ key:
       // 'p\'a"ss\tword' }`), quotes and control characters escaped its own way; and escaped again,
-      // up to three times, for a JSON text put into another (a request logged with its body
-      // already a JSON string) — only a secret holding a quote, a backslash or a control character
-      // has such forms, and a short one (as for URL forms).
-      for (const escaped of escapedForms(form, form.length <= URL_FORMS_MAX_LENGTH)) if (add(escaped)) return { units };
+      // for a JSON text put into another (a request logged with its body already a JSON string) —
+      // only a secret holding a quote, a backslash or a control character has such forms.
+      for (const escaped of escapedForms(form)) if (add(escaped)) return { units };
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
       if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH && add(encoded)) return { units };
     }
@@ -346,8 +383,15 @@ function maskText(input: string, secrets: readonly string[], index: SecretIndex 
   return ranges === null ? input : redacted(input, ranges);
 }
 
-/** Where `util.inspect` cut a string past its `maxStringLength` (10,000 characters): its closing quote, then `... N more characters`. */
-const CUT_STRING = /['"`]\.\.\. \d+ more characters?/g;
+/**
+ * Where `util.inspect` cut a string past its `maxStringLength` (10,000 characters): its closing
+ * quote (escaped, when that print was put in a JSON string), a colour's end when printed in
+ * colour, then `... N more characters`.
+ */
+const CUT_STRING = /\\?['"`](?:\u001b\[[0-9;]*m)?\.\.\. \d+ more characters?/g;
+
+/** The units of text before cut markers one text may have looked at for a secret's start; past it, the text before each further marker is hidden. */
+const CUT_LOOK_BUDGET = 4_000_000;
 
 /**
  * The starts of secrets a printed string was cut in: `console.log` of a string longer than 10,000
@@ -359,9 +403,21 @@ function cutSecretTails(input: string, secrets: readonly string[], index: Secret
   if (!input.includes(" more character") || secrets.length === 0) return [];
   const longest = secrets[0]!.length;
   const found: Array<[number, number]> = [];
+  let left = CUT_LOOK_BUDGET;
+  let previous = 0;
   for (const match of input.matchAll(CUT_STRING)) {
     const end = match.index;
-    const tail = unfinishedSecretLength(input.slice(Math.max(0, end - longest), end), secrets, index);
+    // Only the text since the last marker: a cut string ends at its own marker (a text of a
+    // thousand markers against a long secret held the main thread 34 s: checking tester, session 47).
+    const start = Math.max(previous, end - longest);
+    previous = end + match[0].length;
+    if (left <= 0) {
+      // Looked long enough: what stands before this cut is hidden, when in doubt.
+      if (end - start >= MIN_MASKED_LENGTH) found.push([start, end]);
+      continue;
+    }
+    left -= end - start;
+    const tail = unfinishedSecretLength(input.slice(start, end), secrets, index);
     if (tail >= MIN_MASKED_LENGTH) found.push([end - tail, end]);
   }
   return found;

@@ -146,6 +146,20 @@ describe("createSecretMask", () => {
       expect(masked).toContain("[redacted]");
       expect(masked).not.toContain("A1b2C3d4A1b2");
     }
+    // Cut inside a JSON string (the quote escaped), and printed in colour (second checking tester).
+    for (const text of [JSON.stringify({ a: inspect(`it's ${"x".repeat(9000)}${long}`) }), inspect({ k: "x".repeat(9000) + long }, { colors: true })]) {
+      expect(longMask.text(text)).not.toContain("A1b2C3d4A1b2");
+    }
+    // A thousand markers look only at the text since the one before: done in one pass, nothing of the secret shown.
+    const markers = `'... 1 more characters`.repeat(50_000);
+    expect(longMask.text(markers)).toBe(markers);
+    // A shared and a secret-starting run between markers.
+    expect(longMask.text(`'A1b2C3d4A1b2C3'... 9 more characters'plain text here'... 3 more characters`)).toBe(`'[redacted]'... 9 more characters'plain text here'... 3 more characters`);
+    // Escaped again at every level in every quoting: a JSON body inside an object printed beside a backtick (second checking tester: the deeper levels took inspect's own choice).
+    const quoted2 = `Tr0ub4dor'&"3xZqW9pLm`;
+    const body = JSON.stringify({ text: "Deploy `v1.2` done", password: quoted2 });
+    expect(createSecretMask([quoted2]).text(inspect({ method: "POST", body }))).not.toContain("3xZqW9pLm");
+    expect(createSecretMask(["Qz7Kp2\\Lm9Xw4'Rt6Yh3Nb8Vc5"]).text(inspect({ req: inspect({ pw: "Qz7Kp2\\Lm9Xw4'Rt6Yh3Nb8Vc5", cmd: "echo `date`" }) }))).not.toContain("Rt6Yh3Nb8Vc5");
     // JSON leaves DEL raw; made safe to print, it is gone from the JSON form.
     const control = "ab\u0001cd\u007fefZQX9";
     const printed = createSecretMask([control]).text(sanitizeText(JSON.stringify({ tok: control })));

@@ -135,6 +135,9 @@ function compilingTranspilerFor(loader: "ts" | "tsx" | "jsx", options: CompileOp
   return transpiler;
 }
 
+/** TypeScript's `import name = require("…")` (also exported), at the start of a statement. */
+const IMPORT_EQUALS = /(?:^|[;{}\n])\s*(?:export\s+)?import\s+[A-Za-z_$][\w$]*\s*=\s*require\s*\(\s*(["'])([^"'\n]+)\1\s*\)/g;
+
 /** The specifiers of `import` and `export … from` statements of a scan, but the runtime's own helpers (`bun:wrap`). */
 function importStatements(scanned: Array<{ path: string; kind: string }>): string[] {
   return scanned.flatMap(({ path: specifier, kind }) => (kind === "import-statement" && specifier !== "bun:wrap" ? [specifier] : []));
@@ -168,7 +171,12 @@ const localImportScanner: ImportScanner = {
       const options = compileOptionsOf(path);
       const compiling = options.experimentalDecorators === true ? options : { ...options, emitDecoratorMetadata: undefined };
       const compiled = compilingTranspilerFor(loader, compiling).transformSync(source);
-      const imports = importStatements(transpilerFor("compiled.mjs").scanImports(compiled));
+      const scanned = transpilerFor("compiled.mjs").scanImports(compiled);
+      const imports = importStatements(scanned);
+      // TypeScript's `import x = require("pkg")`, compiled to a require at the top level (never in
+      // a try): it loads with the module (checking tester, session 47).
+      const required = new Set(scanned.flatMap(({ path: specifier, kind }) => (kind === "require-call" ? [specifier] : [])));
+      for (const [, , specifier] of source.matchAll(IMPORT_EQUALS)) if (required.has(specifier!)) imports.push(specifier!);
       // Whether it holds JSX, as the runtime's own scan says (it names the default runtime then).
       const holdsJsx = loader !== "ts" && transpilerFor(path).scanImports(source).some(({ path: specifier, kind }) => kind === "require-call" && /\/jsx(?:-dev)?-runtime$/.test(specifier));
       const jsxSource = holdsJsx ? jsxRuntimeSourceOf(text, options) : null;

@@ -10,6 +10,8 @@ export interface TreePackage {
   name: string;
   dir: string;
   neededBy: string;
+  /** Reached through `dependencies` alone: an optional or peer dependency, or one of theirs, may be absent by design. */
+  required: boolean;
 }
 
 /** A package's dependencies, and theirs, where the runtime finds them; and the required ones it finds nowhere. */
@@ -30,6 +32,7 @@ export function dependencyTree(dir: string): DependencyTree {
   const missing: DependencyTree["missing"] = [];
   const seen = new Set<string>([dir]);
   const queue = [dir];
+  const required = new Map<string, boolean>([[dir, true]]);
   while (queue.length > 0 && seen.size <= MAX_TREE_PACKAGES) {
     const from = queue.shift()!;
     const manifest = readConfigJson(`${from}/package.json`);
@@ -44,9 +47,18 @@ export function dependencyTree(dir: string): DependencyTree {
           if (field === "dependencies") missing.push({ name, neededBy: from });
           continue;
         }
-        if (seen.has(at)) continue;
+        const needed = field === "dependencies" && required.get(from) === true;
+        if (seen.has(at)) {
+          // Met again through `dependencies` alone: required after all.
+          if (needed && required.get(at) === false) {
+            required.set(at, true);
+            for (const entry of found) if (entry.dir === at) entry.required = true;
+          }
+          continue;
+        }
         seen.add(at);
-        found.push({ name, dir: at, neededBy: from });
+        required.set(at, needed);
+        found.push({ name, dir: at, neededBy: from, required: needed });
         queue.push(at);
       }
     }

@@ -1,7 +1,7 @@
 // Resolving a name as the runtime will, also for what was written after the runtime first looked
 // (an `npm install` while serving, a helper created behind an alias): docs/authoring.md, "Live reload".
-import { lstatSync, statSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { lstatSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { aliasTargets } from "./alias-targets.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
 import { processStartedMs } from "./_process-started.ts";
@@ -35,9 +35,20 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
     // required from inside it is ever found (measured: chalk's `require("ansi-styles")`).
     const holder = installed.slice(0, installed.lastIndexOf("/node_modules/"));
     resolveWith(specifier, holder);
+    // Where it really is: a pnpm layout links node_modules/pp to .pnpm/pp@1.0.0/node_modules/pp,
+    // whose dependencies sit beside it there (checking tester, session 47).
+    const real = realOrSelf(installed);
     resolveWith("./package.json", installed);
+    if (real !== installed) resolveWith("./package.json", real);
+    // A file inside it named by path (`pkg/lib/x.js`): its own folder read again, as a relative
+    // look-up from there does; the package's folder alone left it "not found" (checking tester, session 47).
+    const subpath = specifier.slice(pkg!.length);
+    if (subpath.length > 1) {
+      const target = join(real, subpath);
+      resolveWith(`./${basename(target)}`, dirname(target));
+    }
     resolveWith(specifier, holder);
-    refreshDependencies(installed, resolveWith);
+    refreshDependencies(real, resolveWith);
     return resolveWith(specifier, fromDir);
   }
   const alias = aliasTargets(specifier, fromDir);
@@ -85,6 +96,15 @@ function refreshDependencies(installed: string, resolveWith: Resolve): void {
   }
   if (tree.missing.length === 0) refreshedAt.set(installed, changed);
   else refreshedAt.delete(installed);
+}
+
+/** The real path of `path` (its links followed), or `path` when it cannot be read. */
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** A folder's modification time (its link's, when later), or null when it is gone. */

@@ -1,4 +1,5 @@
 // A package uninstalled while docket runs: docs/authoring.md, "A package installed while serving".
+import { statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname } from "node:path";
 import type { CapabilitySources } from "./capability-sources.ts";
@@ -10,6 +11,22 @@ import { aliasTargets } from "./alias-targets.ts";
 interface Installed {
   dir: string;
   needs: TreePackage[];
+  /** The folders holding it and what it needs, and their modification times then: a removal in any of them changes its folder's. */
+  folders: string[];
+  stamp: string;
+}
+
+/** The modification times of `folders`, as one text ("gone" for one that is not there). */
+function stampOf(folders: readonly string[]): string {
+  return folders
+    .map((folder) => {
+      try {
+        return String(statSync(folder).mtimeMs);
+      } catch {
+        return "gone";
+      }
+    })
+    .join(",");
 }
 
 /**
@@ -19,6 +36,24 @@ interface Installed {
  * keeps, which would be served on without its package (checking tester, session 47).
  */
 const installedBefore = new Map<string, Installed>();
+
+/** Each package folder's required tree as last walked, shared by every folder importing it. */
+const treeOf = new Map<string, Installed>();
+
+/**
+ * What the package at `dir` requires (an optional or peer dependency may be absent by design, and
+ * a fresh process loads the package without it: checking tester, session 47), walked again only
+ * once a folder holding it or them changed.
+ */
+function requiredTree(dir: string): Installed {
+  const known = treeOf.get(dir);
+  if (known !== undefined && stampOf(known.folders) === known.stamp) return known;
+  const needs = dependencyTree(dir).found.filter((need) => need.required);
+  const folders = [...new Set([dirname(dir), ...needs.map((need) => dirname(need.dir))])];
+  const tree = { dir, needs, folders, stamp: stampOf(folders) };
+  treeOf.set(dir, tree);
+  return tree;
+}
 
 /**
  * Why a capability file can no longer load because a package its code imports, or one of the
@@ -55,13 +90,16 @@ export function uninstalledSince(sources: CapabilitySources): string | null {
           if (was !== undefined) gone ??= explainUnresolvedPackage(pkg, module.path, "", module.text);
           continue;
         }
+        // Nothing changed where it and what it needs are installed: no walk (a reload of 200 files
+        // importing a package of 1,500 dependencies walked them all, 50 s: checking tester, session 47).
+        if (was !== undefined && was.dir === dir && stampOf(was.folders) === was.stamp) continue;
         const missing = was !== undefined && was.dir === dir ? was.needs.find((need) => installedPackageDir(need.name, need.neededBy) === null) : undefined;
         if (missing !== undefined) {
           const advice = installAdvice("", fromDir);
           gone ??= `cannot load the package ${JSON.stringify(pkg)}: the package "${missing.name}" it needs (${missing.dir}) was removed while docket ran. Install the checkout's packages again (\`${advice.command.trim()}\` in ${advice.dir}, or \`npm ci\`).`;
           continue;
         }
-        installedBefore.set(key, { dir, needs: dependencyTree(dir).found });
+        installedBefore.set(key, requiredTree(dir));
       }
     }
   }

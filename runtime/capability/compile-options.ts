@@ -48,19 +48,45 @@ const PRAGMA_FIELDS = { jsxImportSource: "importSource", jsxRuntime: "runtime", 
 /**
  * The JSX pragmas of a module's own comments (`/** @jsxImportSource preact *\/`), as TypeScript
  * and the runtime read them: in comments only — a string that mentions `@jsxImportSource` sets
- * nothing (checking tester, session 47) — each word ending at a space or the comment's `*`.
+ * nothing (checking testers, session 47) — each word ending at a space or the comment's `*`.
  * Null when it sets none.
  */
 export function jsxPragmasOf(text: string): JsxPragmas | null {
   if (!text.includes("@jsx")) return null;
   let found: JsxPragmas | null = null;
-  for (const [comment] of text.matchAll(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g)) {
+  for (const comment of commentsOf(text)) {
     for (const [, name, value] of comment.matchAll(/@(jsxImportSource|jsxRuntime|jsxFrag|jsx)[ \t]+([^\s*]+)/g)) {
       found ??= {};
       found[PRAGMA_FIELDS[name as keyof typeof PRAGMA_FIELDS]] ??= value!;
     }
   }
   return found;
+}
+
+/**
+ * The comments of a module's text, strings and template literals passed over (a URL in a string,
+ * `"https://example.com/@jsx h"`, is no comment: second checking tester, session 47). A regular
+ * expression literal is not told from a division: a `//` inside one starts a comment here.
+ */
+function* commentsOf(text: string): Generator<string> {
+  let at = 0;
+  while (at < text.length) {
+    const unit = text[at]!;
+    if (unit === "/" && (text[at + 1] === "/" || text[at + 1] === "*")) {
+      const line = text[at + 1] === "/";
+      const end = line ? text.indexOf("\n", at + 2) : text.indexOf("*/", at + 2);
+      const stop = end < 0 ? text.length : line ? end : end + 2;
+      yield text.slice(at, stop);
+      at = stop;
+    } else if (unit === '"' || unit === "'" || unit === "`") {
+      // To the closing quote, past escaped ones (a string ends at its line too, a template does not).
+      at++;
+      while (at < text.length && text[at] !== unit && (unit === "`" || text[at] !== "\n")) at += text[at] === "\\" ? 2 : 1;
+      at++;
+    } else {
+      at++;
+    }
+  }
 }
 
 /**

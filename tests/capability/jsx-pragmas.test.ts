@@ -12,6 +12,10 @@ describe("jsxPragmasOf", () => {
     expect(jsxPragmasOf("// @jsxImportSource hono/jsx\n")).toEqual({ importSource: "hono/jsx" });
     expect(jsxPragmasOf('const note = "docs: a file may set @jsxImportSource itself";')).toBeNull();
     expect(jsxPragmasOf("// questions: ui@jsxworks.dev\n")).toBeNull();
+    // A `//` or `/*` inside a string or a template is no comment (second checking tester, session 47).
+    expect(jsxPragmasOf('const note = "docs: https://example.com/@jsx h";')).toBeNull();
+    expect(jsxPragmasOf("const a = 'see // @jsxImportSource ghost';\nconst b = `/* @jsxImportSource ghost */ ${a}`;")).toBeNull();
+    expect(jsxPragmasOf('const q = "it\\"s // not";\n/** @jsxImportSource real */')).toEqual({ importSource: "real" });
   });
 
   test("the runtime a module's JSX imports: its pragma, then its tsconfig's options, then react; none when classic", () => {

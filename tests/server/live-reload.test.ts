@@ -685,6 +685,45 @@ describe("docket serve live reload", () => {
     await until("the load error gone", async () => (await reason()) === "");
   }, 20_000);
 
+  test("live reload: an optional peer removed is no reason, `import x = require()` counts, a file inside a package named by path and installed while serving loads with no restart (second checking tester, session 47)", async () => {
+    const nm = join(root, "node_modules");
+    const pkgAt = (dir: string, name: string, main: string, extra: Record<string, unknown> = {}) => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version: "1.0.0", main: "index.js", ...extra }));
+      writeFileSync(join(dir, "index.js"), main);
+    };
+    const folder = join(root, "capabilities");
+    const capability = (id: string, imports: string, title: string) => `import { capability } from "docket";\nimport * as v from "valibot";\n${imports}\nexport default capability({ id: "${id}", title: ${title}, description: "d", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`;
+    const files = { alpha: join(folder, "team.alpha.ts"), gamma: join(folder, "team.gamma.ts"), deep: join(folder, "team.deep2.ts") };
+    // Installed before: alpha with an optional peer beta; gamma, imported with import-equals.
+    pkgAt(join(nm, "docket-fake-alpha"), "docket-fake-alpha", 'let e = "no-beta"; try { e = require("docket-fake-beta").name; } catch {} exports.hello = (n) => n + e;\n', { peerDependencies: { "docket-fake-beta": "*" }, peerDependenciesMeta: { "docket-fake-beta": { optional: true } } });
+    pkgAt(join(nm, "docket-fake-beta"), "docket-fake-beta", 'exports.name = "beta";\n');
+    pkgAt(join(nm, "docket-fake-gamma"), "docket-fake-gamma", 'exports.v = "gamma";\n');
+    writeFileSync(files.alpha, capability("team.alpha", 'import { hello } from "docket-fake-alpha";', 'hello("a-")'));
+    writeFileSync(files.gamma, capability("team.gamma", 'import g = require("docket-fake-gamma");', "g.v"));
+    // Not installed yet: a file inside a package.
+    writeFileSync(files.deep, capability("team.deep2", 'import { deep } from "docket-fake-deep/lib/sub.js";', "deep"));
+    const ids = async () => (await list()).capabilities.map((c) => c.id);
+    const reason = async (path: string) => (await list()).load_errors.find((e) => e.file === path)?.reason ?? "";
+    await until("alpha and gamma loaded, the others load errors", async () => (await ids()).includes("team.alpha") && (await ids()).includes("team.gamma") && (await reason(files.deep)) !== "");
+    rmSync(join(nm, "docket-fake-beta"), { recursive: true, force: true });
+    rmSync(join(nm, "docket-fake-gamma"), { recursive: true, force: true });
+    await until("gamma's load error", async () => (await reason(files.gamma)) !== "");
+    expect(await reason(files.gamma)).toContain('the package "docket-fake-gamma" is not installed');
+    // The optional peer is no reason: a fresh process loads alpha without it.
+    expect(await reason(files.alpha)).toBe("");
+    expect(await ids()).toContain("team.alpha");
+    // Installed now.
+    mkdirSync(join(nm, "docket-fake-deep", "lib"), { recursive: true });
+    writeFileSync(join(nm, "docket-fake-deep", "package.json"), JSON.stringify({ name: "docket-fake-deep", version: "1.0.0" }));
+    writeFileSync(join(nm, "docket-fake-deep", "lib", "sub.js"), 'exports.deep = "deep";\n');
+    await until("the file inside a package loaded with no restart", async () => (await ids()).includes("team.deep2"));
+    expect((await list()).capabilities.find((c) => c.id === "team.deep2")?.title).toBe("deep");
+    for (const path of Object.values(files)) rmSync(path);
+    rmSync(nm, { recursive: true, force: true });
+    await until("all gone", async () => !(await ids()).some((id) => ["team.alpha", "team.gamma", "team.deep2"].includes(id)) && (await reason(files.gamma)) === "");
+  }, 20_000);
+
   test("live reload: a package installed while serving whose dependency was still being written when docket first met it loads once that dependency is whole (checking tester, session 46: @babel/highlight → js-tokens)", async () => {
     const file = join(root, "capabilities", "team.highlight.ts");
     writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport highlight from "docket-fake-highlight";\nexport default capability({ id: "team.highlight", title: highlight("x"), description: "Uses a package.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);

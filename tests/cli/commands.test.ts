@@ -293,6 +293,10 @@ describe("docket new", () => {
     // A tsconfig.json that maps no "docket" is no setup either (checking tester, session 46).
     writeFiles(repo, { "tsconfig.json": '{"compilerOptions":{"strict":true}}\n' });
     expect((await docket(fromSource, ["new", "team.plain"], { cwd: repo })).stdout).toContain("Types:   docket init   (once:");
+    // The npm package installed in the project types it by itself (distribution tester, session 47).
+    const project = tempCheckout();
+    writeFiles(project, { "tsconfig.json": '{"compilerOptions":{"strict":true,"moduleResolution":"bundler","module":"esnext"}}\n', "node_modules/docket/package.json": JSON.stringify({ name: "docket", version: "0.1.0", types: "./types/public.d.ts" }) });
+    expect((await docket(fromSource, ["new", "team.npm"], { cwd: project, env: { DOCKET_COMMAND: "npx docket" } })).stdout).toBe(`Created capabilities/team.npm.ts\nRun it:  npx docket run team.npm --input '{"name":"Ada"}'\n`);
     // Once init wrote capabilities/tsconfig.json, the hint is not given again.
     expect((await docket(fromSource, ["init"], { cwd: repo })).code).toBe(0);
     const other = await docket(fromSource, ["new", "team.other"], { cwd: repo, env: { DOCKET_COMMAND: "rm -rf ~;" } });

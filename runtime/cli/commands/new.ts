@@ -11,6 +11,8 @@ import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { nearestTsconfig, tsconfigAliases } from "../../capability/alias-targets.ts";
 import { EXIT } from "../exit-code.ts";
+import { installedPackageDir } from "../../capability/_missing-package.ts";
+import { readConfigJson } from "../../capability/config-file.ts";
 
 const meta: DocketCommandMeta = {
   name: "new",
@@ -74,7 +76,10 @@ export default defineCommand({
     // No tsconfig.json governs the file, or the one that does maps no "docket": an editor shows
     // `Cannot find module 'docket'` and an untyped handler (authoring tester, session 46).
     const config = nearestTsconfig(folder);
-    const untyped = config === null || !tsconfigAliases(config).some((alias) => alias.pattern === "docket") ? `Types:   ${commandName()} init${given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`}   (once: a tsconfig.json and .docket/types/, so an editor knows "docket" and "valibot")\n` : "";
+    // The npm package installed in the project gives its types by itself (distribution tester, session 47).
+    const installed = installedPackageDir("docket", folder);
+    const typedByPackage = installed !== null && typeof readConfigJson(join(installed, "package.json"))?.types === "string";
+    const untyped = !typedByPackage && (config === null || !tsconfigAliases(config).some((alias) => alias.pattern === "docket")) ? `Types:   ${commandName()} init${given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`}   (once: a tsconfig.json and .docket/types/, so an editor knows "docket" and "valibot")\n` : "";
     await writeStdout(`Created ${shown}\nRun it:  ${runIt}\n${untyped}`);
     return EXIT.succeeded;
   },

@@ -67,7 +67,7 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
     type: "module",
     bin: { docket: "bin/docket.js" },
     types: "./types/public.d.ts",
-    exports: { ".": { types: "./types/public.d.ts", default: "./index.js" }, "./package.json": "./package.json" },
+    exports: { ".": { types: "./types/public.d.ts", default: "./index.js" }, "./text-imports": { types: "./types/text-imports.d.ts" }, "./package.json": "./package.json" },
     files: ["bin", "index.js", "types", "LICENSE"],
     // The types of a capability's schemas are valibot's: the very version the binary serves.
     // @types/node only when a declaration names Node's types; "*" takes whichever the project
@@ -91,7 +91,11 @@ function writeDeclarations(declarations: DeclarationFiles, outDir: string): bool
     if (!name.startsWith("docket/")) continue;
     const path = join(outDir, name.slice("docket/".length));
     mkdirSync(dirname(path), { recursive: true });
-    const rewritten = text.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2");
+    // The text-import module patterns (`declare module "*.svg"`) are ambient: referenced from the
+    // package's entry they reach the project's whole program and clash with its own `*.svg`
+    // (distribution tester, session 47). In the package they are opt-in: `docket/text-imports`.
+    const entry = name === "docket/public.d.ts" ? text.replace(/^\/\/\/ <reference path="\.\/text-imports\.d\.ts" \/>\n/, "") : text;
+    const rewritten = entry.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2");
     // A declaration naming Node's types (openRegularFile's FileHandle) pulls them in itself, so it
     // checks under a tsconfig whose `types` leaves Node out.
     const node = /(from\s+|import\()["']node:/.test(rewritten);

@@ -128,9 +128,22 @@ describe("the docket npm package", () => {
       );
     // skipLibCheck off: the package's own declarations must check too, with no Node types asked for.
     tsconfig("nodenext", "nodenext", false);
+    // The project's own `*.svg` module beside: the package's text-import patterns are not forced
+    // on its program, where they clashed (distribution tester, session 47: TS2300).
+    writeFiles(project, { "capabilities/assets.d.ts": 'declare module "*.svg" {\n  const src: string;\n  export default src;\n}\n' });
     const ok = sh([TSC, "-p", "."]);
     expect(`${ok.stdout}${ok.stderr}`).toBe("");
     expect(ok.code).toBe(0);
+    rmSync(join(project, "capabilities", "assets.d.ts"));
+    // Asked for, they type a text import.
+    writeFiles(project, { "capabilities/prompt.txt": "Say hello.\n", "capabilities/_prompt.ts": '/// <reference types="docket/text-imports" />\nimport prompt from "./prompt.txt";\nexport const words: string = prompt;\n' });
+    try {
+      const texts = sh([TSC, "-p", "."]);
+      expect(`${texts.stdout}${texts.stderr}`).toBe("");
+      expect(texts.code).toBe(0);
+    } finally {
+      for (const file of ["prompt.txt", "_prompt.ts"]) rmSync(join(project, "capabilities", file));
+    }
     // A bundler project; a capability returning the wrong output is an error, in its file only.
     tsconfig("esnext", "bundler", true);
     writeFiles(project, { "capabilities/broken.check.ts": CAPABILITY.replace('id: "hello.greet"', 'id: "broken.check"').replace("return { greeting:", "return { greeting: 42, nope:") });

@@ -16,12 +16,12 @@ import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
 import { executionNotFound, markedRunAnswer, markedRunNotHeld, type MarkedRun } from "./marked-run-answer.ts";
 import { canonicalHash } from "./canonical-json.ts";
-import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
+import { redact, hasSensitive, secretKeyPaths, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
 import { admissionMask, MAX_SENSITIVE_VALUES, NO_MASK, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { AUTOMATON_MAX_UNITS } from "./_secret-index.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
-import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
+import { checkValue, describeProblems, maskProblems, SENSITIVE_NOTE, transforms, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { inputShapeProblem, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { isPlainJson, plainJsonProblem } from "./plain-json.ts";
@@ -239,7 +239,9 @@ export function createEngine(options: EngineOptions): Engine {
     const checked: Checked<unknown> =
       capability.plane && parsesUnchanged(capability.def.input, given)
         ? { ok: true, value: given }
-        : checkValue(capability.def.input, given, "input", hasSensitive(capability.input_schema) ? sensitivePaths(given, capability.input_schema) : undefined);
+        : hasSensitive(capability.input_schema)
+          ? checkValue(capability.def.input, given, "input", sensitivePaths(given, capability.input_schema), SENSITIVE_NOTE, secretKeyPaths(given, capability.input_schema))
+          : checkValue(capability.def.input, given, "input");
     if (!checked.ok) {
       // A check of the whole input (`v.check((o) => …, (i) => \`… ${i.input.token}\`)`) may quote
       // a secret from any path: every problem is masked by the values of the input's sensitive

@@ -145,6 +145,40 @@ function leavesAsZero(value: unknown): unknown {
   return value === null || value === undefined ? value : 0;
 }
 
+/** Every property name a schema document declares anywhere (its `$defs` too): names published with it. */
+const publishedBySchema = new WeakMap<object, Set<string>>();
+function publishedNames(schema: JsonSchema): Set<string> {
+  const known = publishedBySchema.get(schema);
+  if (known) return known;
+  const names = new Set<string>();
+  const seen = new Set<object>();
+  const stack: object[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    const properties = (node as JsonSchema).properties;
+    if (!Array.isArray(node) && properties && typeof properties === "object") for (const name of Object.keys(properties)) names.add(name);
+    for (const child of Object.values(node)) if (child !== null && typeof child === "object") stack.push(child);
+  }
+  publishedBySchema.set(schema, names);
+  return names;
+}
+
+/**
+ * For a value and its schema, a test of whether the last key of a path is a secret itself: a key,
+ * under a place the schema marks sensitive, that the schema declares nowhere (a key of
+ * `v.record(sensitive(v.string()), …)` or of a sensitive record). Validation paths write it hidden.
+ */
+export function secretKeyPaths(value: unknown, schema: JsonSchema): (path: Array<string | number>) => boolean {
+  const secretAt = sensitivePaths(value, schema);
+  const published = publishedNames(schema);
+  return (path) => {
+    const last = path[path.length - 1];
+    return path.length > 1 && typeof last === "string" && !published.has(last) && secretAt(path.slice(0, -1));
+  };
+}
+
 /**
  * For a value and its schema, a test of whether a path leads to (or into) a value the schema marks
  * sensitive: what validation messages use to avoid quoting a secret back.

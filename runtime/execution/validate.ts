@@ -22,7 +22,7 @@ export type ValuePath = Array<string | number>;
  * Parses `value` with a valibot schema and returns every problem with its path (no exception).
  * `isSecret(path)` names the places whose received value must not be quoted back (docs/handler-api.md).
  */
-export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean, withheld = SENSITIVE_NOTE): Checked<T> {
+export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean, withheld = SENSITIVE_NOTE, hidesKey?: (path: ValuePath) => boolean): Checked<T> {
   const { copy, restore } = readsPrototypeNames(schema) ? ownMembersOnly(value) : { copy: value, restore: () => undefined };
   let result: ReturnType<typeof v.safeParse>;
   try {
@@ -36,7 +36,7 @@ export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root:
     return { ok: false, problems: [{ path: root, message: `the capability's schema could not check it: one of its checks or transforms threw ${thrownClass(error)} instead of reporting an issue (the capability's file should return false from a check, or catch in a transform)` }] };
   }
   // Read before the copies get their prototype back: messageOf tells them by having none.
-  const problems = result.success ? [] : result.issues.map((issue) => ({ path: pathOf(root, issue), message: problemText(issue, schema, root, [], isSecret, withheld) }));
+  const problems = result.success ? [] : result.issues.map((issue) => ({ path: pathOf(root, issue, [], hidesKey), message: problemText(issue, schema, root, [], isSecret, withheld, hidesKey) }));
   restore();
   if (result.success) return { ok: true, value: result.output as T };
   return { ok: false, problems };
@@ -47,12 +47,12 @@ export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root:
  * whose forms took the value says, for each form, what it lacked: valibot's own message for two
  * object forms reads "Expected Object but received Object", which names nothing.
  */
-function problemText(issue: v.BaseIssue<unknown>, schema: AnySchema, root: string, above: ValuePath, isSecret: ((path: ValuePath) => boolean) | undefined, withheld: string): string {
+function problemText(issue: v.BaseIssue<unknown>, schema: AnySchema, root: string, above: ValuePath, isSecret: ((path: ValuePath) => boolean) | undefined, withheld: string, hidesKey?: (path: ValuePath) => boolean): string {
   const keys = [...above, ...(issue.path ?? []).map((item) => (item as { key: string | number }).key)];
   const forms = issue.type === "union" && issue.expected === issue.received ? (issue.issues ?? []) : [];
   if (forms.length > 0) {
-    const at = pathOf(root, issue);
-    const each = new Set(forms.slice(0, MAX_FORMS_SAID).map((form) => `${pathOf(at, form)}: ${problemText(form, schema, pathOf(at, form), keys, isSecret, withheld)}`));
+    const at = pathOf(root, issue, above, hidesKey);
+    const each = new Set(forms.slice(0, MAX_FORMS_SAID).map((form) => `${pathOf(at, form, keys, hidesKey)}: ${problemText(form, schema, pathOf(at, form, keys, hidesKey), keys, isSecret, withheld, hidesKey)}`));
     return `it matches none of the forms its schema allows: ${[...each].join("; or ")}${forms.length > MAX_FORMS_SAID ? "; …" : ""}`;
   }
   const message = messageOf(issue, schema);
@@ -169,11 +169,19 @@ function withholdReceived(message: string, input: unknown, note: string): string
   return withheld;
 }
 
-function pathOf(root: string, issue: v.BaseIssue<unknown>): string {
+/**
+ * The path of `issue` under `root` (whose keys are `above`); a key `hidesKey` says is a secret (a
+ * key of a record whose keys the schema marks sensitive) written `[…]`: a key too short to be
+ * masked by value was named in the path (checking tester, session 47).
+ */
+function pathOf(root: string, issue: v.BaseIssue<unknown>, above: ValuePath = [], hidesKey?: (path: ValuePath) => boolean): string {
   let path = root;
+  const keys = [...above];
   for (const item of issue.path ?? []) {
-    const key = (item as { key: unknown }).key;
-    path += pathStep(typeof key === "number" ? key : String(key));
+    const raw = (item as { key: unknown }).key;
+    const key = typeof raw === "number" ? raw : String(raw);
+    keys.push(key);
+    path += typeof key === "string" && hidesKey?.(keys) ? "[…]" : pathStep(key);
   }
   return path;
 }

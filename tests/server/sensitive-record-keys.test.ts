@@ -71,6 +71,14 @@ describe("a record whose keys the schema marks sensitive", () => {
     const refused = await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "sec.keys", input: { keys: { [KEY]: 5 } } }) });
     expect(refused.status).toBe(400);
     expectNoSecret("the refusal", await refused.text());
+    // A key too short to be masked by value is hidden in the problem's path (checking tester, session 47).
+    const short = await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "sec.keys", input: { keys: { zq9: 5 }, labels: { abc: 6 } } }) });
+    const said = await short.text();
+    expect(short.status).toBe(400);
+    expect(said).not.toContain("zq9");
+    expect(said).toContain("input.keys[…]");
+    // A key of a record whose keys are not secret is named as ever.
+    expect(said).toContain("input.labels.abc");
   });
 
   test("the cockpit types the keys blind, and a form sent back with a problem holds none of them", async () => {

@@ -135,8 +135,11 @@ function compilingTranspilerFor(loader: "ts" | "tsx" | "jsx", options: CompileOp
   return transpiler;
 }
 
-/** TypeScript's `import name = require("…")` (also exported), at the start of a statement. */
-const IMPORT_EQUALS = /(?:^|[;{}\n])\s*(?:export\s+)?import\s+[A-Za-z_$][\w$]*\s*=\s*require\s*\(\s*(["'])([^"'\n]+)\1\s*\)/g;
+/**
+ * A require that is a whole statement at the top of compiled code, as TypeScript's `import name =
+ * require("…")` compiles: unindented, so in no block (a try's is indented).
+ */
+const TOP_LEVEL_REQUIRE = /^(?:export )?(?:const|let|var) [A-Za-z_$][\w$]* = require\("([^"\n]+)"\);$/gm;
 
 /** The specifiers of `import` and `export … from` statements of a scan, but the runtime's own helpers (`bun:wrap`). */
 function importStatements(scanned: Array<{ path: string; kind: string }>): string[] {
@@ -173,10 +176,10 @@ const localImportScanner: ImportScanner = {
       const compiled = compilingTranspilerFor(loader, compiling).transformSync(source);
       const scanned = transpilerFor("compiled.mjs").scanImports(compiled);
       const imports = importStatements(scanned);
-      // TypeScript's `import x = require("pkg")`, compiled to a require at the top level (never in
-      // a try): it loads with the module (checking tester, session 47).
-      const required = new Set(scanned.flatMap(({ path: specifier, kind }) => (kind === "require-call" ? [specifier] : [])));
-      for (const [, , specifier] of source.matchAll(IMPORT_EQUALS)) if (required.has(specifier!)) imports.push(specifier!);
+      // TypeScript's `import x = require("pkg")`, compiled to a statement of its own at the top
+      // level (never in a try): it loads with the module (checking tester, session 47). Read from
+      // the compiled text, where a comment that mentions one is gone (third checking tester).
+      for (const [, specifier] of compiled.matchAll(TOP_LEVEL_REQUIRE)) imports.push(specifier!);
       // Whether it holds JSX, as the runtime's own scan says (it names the default runtime then).
       const holdsJsx = loader !== "ts" && transpilerFor(path).scanImports(source).some(({ path: specifier, kind }) => kind === "require-call" && /\/jsx(?:-dev)?-runtime$/.test(specifier));
       const jsxSource = holdsJsx ? jsxRuntimeSourceOf(text, options) : null;

@@ -1,4 +1,6 @@
 // The packages a package needs, as installed: docs/authoring.md, "A package installed while serving".
+import { statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { readConfigJson } from "./config-file.ts";
 import { installedPackageDir } from "./_missing-package.ts";
 
@@ -10,14 +12,18 @@ export interface TreePackage {
   name: string;
   dir: string;
   neededBy: string;
-  /** Reached through `dependencies` alone: an optional or peer dependency, or one of theirs, may be absent by design. */
+  /**
+   * Reached through what each package requires alone — its `dependencies` and its peers not marked
+   * optional (`peerDependenciesMeta`) —: an optional dependency or peer, or one of theirs, may be
+   * absent by design.
+   */
   required: boolean;
 }
 
 /** A package's dependencies, and theirs, where the runtime finds them; and the required ones it finds nowhere. */
 export interface DependencyTree {
   found: TreePackage[];
-  /** Listed under `dependencies` and not installed where its dependent would find it (an install still writing, or one removed). */
+  /** Required (as `required` says) and not installed where its dependent would find it (an install still writing, or one removed). */
   missing: Array<{ name: string; neededBy: string }>;
 }
 
@@ -40,14 +46,16 @@ export function dependencyTree(dir: string): DependencyTree {
     for (const field of ["dependencies", "optionalDependencies", "peerDependencies"] as const) {
       const listed = manifest[field];
       if (typeof listed !== "object" || listed === null || Array.isArray(listed)) continue;
+      const meta = manifest.peerDependenciesMeta;
       for (const name of Object.keys(listed)) {
+        const optionalPeer = field === "peerDependencies" && typeof meta === "object" && meta !== null && (meta as Record<string, { optional?: unknown }>)[name]?.optional === true;
+        const needed = (field === "dependencies" || (field === "peerDependencies" && !optionalPeer)) && required.get(from) === true;
         const at = installedPackageDir(name, from);
         if (at === null) {
-          // An optional or peer dependency may be absent by design.
-          if (field === "dependencies") missing.push({ name, neededBy: from });
+          // An optional dependency or peer may be absent by design.
+          if (needed) missing.push({ name, neededBy: from });
           continue;
         }
-        const needed = field === "dependencies" && required.get(from) === true;
         if (seen.has(at)) {
           // Met again through `dependencies` alone: required after all.
           if (needed && required.get(at) === false) {
@@ -64,4 +72,30 @@ export function dependencyTree(dir: string): DependencyTree {
     }
   }
   return { found, missing };
+}
+
+/**
+ * Where the missing packages of a tree would appear, as one text: for each, every node_modules a
+ * look-up from its dependent passes and the package's folder in it, with their modification times
+ * ("-" when not there). A package written there (its folder, or its files in a folder made first)
+ * changes it; nothing else does, so a tree lacking a package need not be walked again at every read.
+ */
+export function missingStamp(missing: DependencyTree["missing"]): string {
+  const parts: string[] = [];
+  for (const { name, neededBy } of missing) {
+    for (let dir = neededBy; ; dir = dirname(dir)) {
+      const nodeModules = join(dir, "node_modules");
+      parts.push(`${mtimeOf(nodeModules)}:${mtimeOf(join(nodeModules, name))}`);
+      if (dirname(dir) === dir) break;
+    }
+  }
+  return parts.join(",");
+}
+
+function mtimeOf(path: string): string {
+  try {
+    return String(statSync(path).mtimeMs);
+  } catch {
+    return "-";
+  }
 }

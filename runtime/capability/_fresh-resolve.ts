@@ -5,7 +5,7 @@ import { basename, dirname, join } from "node:path";
 import { aliasTargets } from "./alias-targets.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
 import { processStartedMs } from "./_process-started.ts";
-import { dependencyTree } from "./_dependency-tree.ts";
+import { dependencyTree, missingStamp, type DependencyTree } from "./_dependency-tree.ts";
 
 /** The runtime's resolver: a resolved path, or null. */
 type Resolve = (specifier: string, fromDir: string) => string | null;
@@ -68,7 +68,7 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
 }
 
 /** Each package folder walked from, with the modification time it (or the node_modules holding it) had then: an install writes them anew. */
-const refreshedAt = new Map<string, number>();
+const refreshedAt = new Map<string, { changed: number; missing: DependencyTree["missing"]; stamp: string }>();
 
 /**
  * Asks the runtime again for every package that `installed` depends on, and theirs, when
@@ -79,8 +79,8 @@ const refreshedAt = new Map<string, number>();
  * look-up, from the folder the dependency's node_modules sits in, is what makes the runtime see
  * it; its own folder is read again after. Packages installed before the process started are never
  * walked from; each is walked from again once it or its node_modules changes (npm writes
- * node_modules/.package-lock.json last), or while a dependency it lists is not there yet (a walk
- * made while the install was still writing).
+ * node_modules/.package-lock.json last), or, while a dependency it requires is not there yet (a
+ * walk made while the install was still writing), once something is written where it would be.
  */
 function refreshDependencies(installed: string, resolveWith: Resolve): void {
   const own = modifiedMs(installed);
@@ -88,14 +88,16 @@ function refreshDependencies(installed: string, resolveWith: Resolve): void {
   // The node_modules itself, not a scope's folder (`node_modules/@babel`), which an install's last write leaves alone.
   const nodeModules = installed.slice(0, installed.lastIndexOf("/node_modules/") + "/node_modules".length);
   const changed = Math.max(own, modifiedMs(nodeModules) ?? 0);
-  if (refreshedAt.get(installed) === changed) return;
+  // Walked again only once something changed where it, or what it still lacks, would be (each read
+  // walked a tree lacking one: 200 files over a 1,500-package tree took 44 s a reload, checking tester, session 47).
+  const last = refreshedAt.get(installed);
+  if (last !== undefined && last.changed === changed && missingStamp(last.missing) === last.stamp) return;
   const tree = dependencyTree(installed);
   for (const dependency of tree.found) {
     resolveWith(dependency.name, dependency.dir.slice(0, dependency.dir.lastIndexOf("/node_modules/")));
     resolveWith("./package.json", dependency.dir);
   }
-  if (tree.missing.length === 0) refreshedAt.set(installed, changed);
-  else refreshedAt.delete(installed);
+  refreshedAt.set(installed, { changed, missing: tree.missing, stamp: missingStamp(tree.missing) });
 }
 
 /** The real path of `path` (its links followed), or `path` when it cannot be read. */

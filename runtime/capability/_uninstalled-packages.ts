@@ -1,19 +1,23 @@
 // A package uninstalled while docket runs: docs/authoring.md, "A package installed while serving".
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { CapabilitySources } from "./capability-sources.ts";
-import { dependencyTree, type TreePackage } from "./_dependency-tree.ts";
-import { explainUnresolvedPackage, installAdvice, installedPackageDir, packageOf, SERVED_MODULES } from "./_missing-package.ts";
+import { dependencyTree, missingStamp, type TreePackage } from "./_dependency-tree.ts";
+import { explainUnresolvedPackage, installAdvice, installedPackageDir, installedPackageOf, packageOf, SERVED_MODULES } from "./_missing-package.ts";
 import { aliasTargets } from "./alias-targets.ts";
 
 /** A package a capability's code imports, as last found installed: its folder and the packages it needs there. */
 interface Installed {
   dir: string;
   needs: TreePackage[];
+  /** What it requires that is installed nowhere it would be found. */
+  lacking: Array<{ name: string; neededBy: string }>;
   /** The folders holding it and what it needs, and their modification times then: a removal in any of them changes its folder's. */
   folders: string[];
   stamp: string;
+  /** Where what it lacks would appear, as it was (missingStamp). */
+  lackingStamp: string;
 }
 
 /** The modification times of `folders`, as one text ("gone" for one that is not there). */
@@ -47,12 +51,23 @@ const treeOf = new Map<string, Installed>();
  */
 function requiredTree(dir: string): Installed {
   const known = treeOf.get(dir);
-  if (known !== undefined && stampOf(known.folders) === known.stamp) return known;
-  const needs = dependencyTree(dir).found.filter((need) => need.required);
+  // Kept while nothing changed where it, what it requires and what it lacks are, or would be.
+  if (known !== undefined && stampOf(known.folders) === known.stamp && missingStamp(known.lacking) === known.lackingStamp) return known;
+  // From where it really is: a pnpm layout links it, and its dependencies sit beside the real folder.
+  const walked = dependencyTree(realOrSelf(dir));
+  const needs = walked.found.filter((need) => need.required);
   const folders = [...new Set([dirname(dir), ...needs.map((need) => dirname(need.dir))])];
-  const tree = { dir, needs, folders, stamp: stampOf(folders) };
+  const tree = { dir, needs, lacking: walked.missing, folders, stamp: stampOf(folders), lackingStamp: missingStamp(walked.missing) };
   treeOf.set(dir, tree);
   return tree;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /**
@@ -90,16 +105,17 @@ export function uninstalledSince(sources: CapabilitySources): string | null {
           if (was !== undefined) gone ??= explainUnresolvedPackage(pkg, module.path, "", module.text);
           continue;
         }
-        // Nothing changed where it and what it needs are installed: no walk (a reload of 200 files
-        // importing a package of 1,500 dependencies walked them all, 50 s: checking tester, session 47).
-        if (was !== undefined && was.dir === dir && stampOf(was.folders) === was.stamp) continue;
-        const missing = was !== undefined && was.dir === dir ? was.needs.find((need) => installedPackageDir(need.name, need.neededBy) === null) : undefined;
-        if (missing !== undefined) {
+        // Walked again only once a folder holding it or what it requires changed (a reload of 200
+        // files importing a package of 1,500 dependencies walked them all, 50 s: checking tester,
+        // session 47) — as it is now: an upgrade that requires less is no reason (checking tester).
+        const tree = requiredTree(dir);
+        const lacking = was !== undefined ? tree.lacking[0] : undefined;
+        if (lacking !== undefined) {
           const advice = installAdvice("", fromDir);
-          gone ??= `cannot load the package ${JSON.stringify(pkg)}: the package "${missing.name}" it needs (${missing.dir}) was removed while docket ran. Install the checkout's packages again (\`${advice.command.trim()}\` in ${advice.dir}, or \`npm ci\`).`;
+          gone ??= `cannot load the package ${JSON.stringify(pkg)}: the package "${lacking.name}" it requires (${installedPackageOf(join(lacking.neededBy, "package.json")) ?? pkg} lists it) is installed nowhere it would be found, removed while docket ran. Install the checkout's packages again (\`${advice.command.trim()}\` in ${advice.dir}, or \`npm ci\`).`;
           continue;
         }
-        installedBefore.set(key, requiredTree(dir));
+        installedBefore.set(key, tree);
       }
     }
   }

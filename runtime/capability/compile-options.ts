@@ -69,7 +69,22 @@ export function jsxPragmasOf(text: string): JsxPragmas | null {
  * expression literal is not told from a division: a `//` inside one starts a comment here.
  */
 function* commentsOf(text: string): Generator<string> {
+  // The braces open in each `${…}` of the templates we are in, innermost last: a `}` that closes
+  // one goes back into its template (third checking tester: a backtick inside `${…}`).
+  const substitutions: number[] = [];
   let at = 0;
+  const template = () => {
+    // From inside a template to its end, or into a `${`.
+    while (at < text.length && text[at] !== "`") {
+      if (text[at] === "\\") at += 2;
+      else if (text[at] === "$" && text[at + 1] === "{") {
+        at += 2;
+        substitutions.push(0);
+        return;
+      } else at++;
+    }
+    at++;
+  };
   while (at < text.length) {
     const unit = text[at]!;
     if (unit === "/" && (text[at + 1] === "/" || text[at + 1] === "*")) {
@@ -78,11 +93,22 @@ function* commentsOf(text: string): Generator<string> {
       const stop = end < 0 ? text.length : line ? end : end + 2;
       yield text.slice(at, stop);
       at = stop;
-    } else if (unit === '"' || unit === "'" || unit === "`") {
-      // To the closing quote, past escaped ones (a string ends at its line too, a template does not).
+    } else if (unit === '"' || unit === "'") {
+      // To the closing quote, past escaped ones; a string ends at its line too.
       at++;
-      while (at < text.length && text[at] !== unit && (unit === "`" || text[at] !== "\n")) at += text[at] === "\\" ? 2 : 1;
+      while (at < text.length && text[at] !== unit && text[at] !== "\n") at += text[at] === "\\" ? 2 : 1;
       at++;
+    } else if (unit === "`") {
+      at++;
+      template();
+    } else if (substitutions.length > 0 && (unit === "{" || unit === "}")) {
+      at++;
+      if (unit === "{") substitutions[substitutions.length - 1]!++;
+      else if (substitutions[substitutions.length - 1]! > 0) substitutions[substitutions.length - 1]!--;
+      else {
+        substitutions.pop();
+        template();
+      }
     } else {
       at++;
     }

@@ -16,6 +16,9 @@ describe("jsxPragmasOf", () => {
     expect(jsxPragmasOf('const note = "docs: https://example.com/@jsx h";')).toBeNull();
     expect(jsxPragmasOf("const a = 'see // @jsxImportSource ghost';\nconst b = `/* @jsxImportSource ghost */ ${a}`;")).toBeNull();
     expect(jsxPragmasOf('const q = "it\\"s // not";\n/** @jsxImportSource real */')).toEqual({ importSource: "real" });
+    // A backtick inside a substitution does not end the template (third checking tester).
+    expect(jsxPragmasOf('const q = "`";\nexport const help = `${q + "`"}` + `\n/* @jsxImportSource preact */\n`;')).toBeNull();
+    expect(jsxPragmasOf("const t = `a ${ { b: `c ${1}` }.b } d`; // @jsxImportSource after\n")).toEqual({ importSource: "after" });
   });
 
   test("the runtime a module's JSX imports: its pragma, then its tsconfig's options, then react; none when classic", () => {

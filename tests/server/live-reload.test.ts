@@ -529,7 +529,7 @@ describe("docket serve live reload", () => {
     rmSync(join(root, "node_modules", "docket-fake-dep"), { recursive: true, force: true });
     rmSync(join(root, "node_modules", "docket-fake-typed"), { recursive: true, force: true });
     await until("the removed dependency's load error", async () => (await reason(file)) !== "");
-    expect(await reason(file)).toContain(`cannot load the package "docket-fake-top": the package "docket-fake-dep" it needs (${join(root, "node_modules", "docket-fake-dep")}) was removed while docket ran.`);
+    expect(await reason(file)).toContain('cannot load the package "docket-fake-top": the package "docket-fake-dep" it requires (docket-fake-top lists it) is installed nowhere it would be found, removed while docket ran.');
     // What the runtime never loads is no reason to refuse the file, as it was none at start.
     expect(await reason(typed)).toBe("");
     expect(await ids()).toContain("team.typed");
@@ -713,6 +713,20 @@ describe("docket serve live reload", () => {
     // The optional peer is no reason: a fresh process loads alpha without it.
     expect(await reason(files.alpha)).toBe("");
     expect(await ids()).toContain("team.alpha");
+    // A peer not marked optional is required (third checking tester): removed, it is a reason.
+    pkgAt(join(nm, "docket-fake-core"), "docket-fake-core", 'exports.core = "core";\n');
+    pkgAt(join(nm, "docket-fake-plugin"), "docket-fake-plugin", 'exports.plugin = require("docket-fake-core").core;\n', { peerDependencies: { "docket-fake-core": "*" } });
+    const plugin = join(folder, "team.plugin.ts");
+    writeFileSync(plugin, capability("team.plugin", 'import { plugin } from "docket-fake-plugin";', "plugin"));
+    await until("team.plugin loaded", async () => (await ids()).includes("team.plugin"));
+    rmSync(join(nm, "docket-fake-core"), { recursive: true, force: true });
+    await until("the required peer's load error", async () => (await reason(plugin)).includes('the package "docket-fake-core" it requires'));
+    // Upgraded in place to a version that requires nothing: loads again, no restart (third checking tester: stuck on what the old version required).
+    rmSync(join(nm, "docket-fake-plugin"), { recursive: true, force: true });
+    pkgAt(join(nm, "docket-fake-plugin"), "docket-fake-plugin", 'exports.plugin = "standalone";\n');
+    // (The runtime keeps the module it imported: the new code runs after a restart, docs/authoring.md.)
+    await until("listed again", async () => (await reason(plugin)) === "" && (await ids()).includes("team.plugin"));
+    rmSync(plugin);
     // Installed now.
     mkdirSync(join(nm, "docket-fake-deep", "lib"), { recursive: true });
     writeFileSync(join(nm, "docket-fake-deep", "package.json"), JSON.stringify({ name: "docket-fake-deep", version: "1.0.0" }));
@@ -721,7 +735,7 @@ describe("docket serve live reload", () => {
     expect((await list()).capabilities.find((c) => c.id === "team.deep2")?.title).toBe("deep");
     for (const path of Object.values(files)) rmSync(path);
     rmSync(nm, { recursive: true, force: true });
-    await until("all gone", async () => !(await ids()).some((id) => ["team.alpha", "team.gamma", "team.deep2"].includes(id)) && (await reason(files.gamma)) === "");
+    await until("all gone", async () => !(await ids()).some((id) => ["team.alpha", "team.gamma", "team.deep2", "team.plugin"].includes(id)) && (await reason(files.gamma)) === "");
   }, 20_000);
 
   test("live reload: a package installed while serving whose dependency was still being written when docket first met it loads once that dependency is whole (checking tester, session 46: @babel/highlight → js-tokens)", async () => {

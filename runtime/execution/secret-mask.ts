@@ -118,12 +118,24 @@ const MIN_LINE_LENGTH = 8;
 /**
  * How many levels of escaping a secret's forms are made for, by its length: three (a JSON text
  * inside a JSON text inside another) up to 4 KiB — passwords, tokens, a service account's key —,
- * two up to URL_FORMS_MAX_LENGTH, one past it (a certificate bundle). Each level may double a
+ * two up to 64 KiB (a kubeconfig of 20 KB logged inside a JSON body leaked whole at one: third
+ * checking tester), one past it (a certificate bundle). Each level may double a
  * form's length and multiply their number by five, and every form counts against what an input's
  * secrets may come to (AUTOMATON_MAX_UNITS).
  */
 function escapeLevels(length: number): number {
-  return length <= 4 * 1024 ? 3 : length <= URL_FORMS_MAX_LENGTH ? 2 : 1;
+  return length <= 4 * 1024 ? 3 : length <= 64 * 1024 ? 2 : 1;
+}
+
+/**
+ * A text as JSON writes it inside a string, and as Bun's own inspect (`Bun.inspect`, which a
+ * handler may call) writes it: JSON's escapes with their hex in upper case (`\u001B`: third
+ * checking tester, session 47).
+ */
+function jsonForms(text: string): string[] {
+  const json = JSON.stringify(text).slice(1, -1);
+  const upper = json.replace(/\\u([0-9a-f]{4})/g, (escape, hex: string) => (/[a-f]/.test(hex) ? `\\u${hex.toUpperCase()}` : escape));
+  return upper === json ? [json] : [json, upper];
 }
 
 /**
@@ -139,7 +151,7 @@ function* escapedForms(form: string): Generator<string> {
   if (levels === 1) {
     // A long one (a certificate bundle of thousands of lines) once each way, one at a time: the
     // caller stops as soon as the forms are past the bound (megabytes each).
-    if (json !== form) yield json;
+    for (const escaped of jsonForms(form)) if (escaped !== form) yield escaped;
     // console.log prints a string's first 10,000 characters (then `... N more characters`): those,
     // in each quoting, are what it shows of one this long — and inspecting megabytes of control
     // characters whole took 4 s.
@@ -147,7 +159,9 @@ function* escapedForms(form: string): Generator<string> {
     for (const inspected of new Set(inspectedForms(head))) if (inspected !== head && inspected !== json) yield inspected;
     return;
   }
-  const found = new Set<string>();
+  // Each form as soon as it is made, so that the caller stops at its bound without making the rest
+  // (100 values of 4,096 DEL held the main thread 1.5 s a start before it was refused: third checking tester).
+  const found = new Set<string>([form]);
   let level = [form];
   for (let depth = 0; depth < levels && level.length > 0; depth++) {
     const next: string[] = [];
@@ -155,18 +169,21 @@ function* escapedForms(form: string): Generator<string> {
       // Every quoting at every level: inspect picks its quote from the whole string it prints,
       // quotes a level before added included (a checking tester found 7,659 of 12,210 wrappings
       // leaking when deeper levels took inspect's choice for the form alone).
-      for (const escaped of [JSON.stringify(text).slice(1, -1), ...inspectedForms(text)]) {
-        if (escaped === text || escaped === form || found.has(escaped)) continue;
+      for (const escaped of [...jsonForms(text), ...inspectedForms(text)]) {
+        if (found.has(escaped)) continue;
         found.add(escaped);
         next.push(escaped);
+        yield escaped;
+        for (const safe of [sanitizeLine(escaped), sanitizeText(escaped)]) {
+          if (found.has(safe)) continue;
+          found.add(safe);
+          yield safe;
+        }
       }
     }
     level = next;
   }
-  for (const escaped of [...found]) for (const safe of [sanitizeLine(escaped), sanitizeText(escaped)]) if (safe !== form) found.add(safe);
-  if (json !== form) found.add(encodeURIComponent(json));
-  found.delete(form);
-  yield* found;
+  if (json !== form && !found.has(encodeURIComponent(json))) yield encodeURIComponent(json);
 }
 
 /**
@@ -274,7 +291,8 @@ function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { un
         if (line.trim().length < MIN_LINE_LENGTH) continue;
         // As console.log writes that line of it inside an object: escaped its own way.
         if (add(line)) return { units };
-        for (const escaped of inspectedForms(line)) if (escaped !== line && add(escaped)) return { units };
+        // As console.log writes it inside an object, and as JSON writes it (a list of the lines, `t.split("\n")`, logged as JSON: third checking tester).
+        for (const escaped of [...inspectedForms(line), ...jsonForms(line)]) if (escaped !== line && add(escaped)) return { units };
       }
     }
   }

@@ -160,6 +160,14 @@ describe("createSecretMask", () => {
     const body = JSON.stringify({ text: "Deploy `v1.2` done", password: quoted2 });
     expect(createSecretMask([quoted2]).text(inspect({ method: "POST", body }))).not.toContain("3xZqW9pLm");
     expect(createSecretMask(["Qz7Kp2\\Lm9Xw4'Rt6Yh3Nb8Vc5"]).text(inspect({ req: inspect({ pw: "Qz7Kp2\\Lm9Xw4'Rt6Yh3Nb8Vc5", cmd: "echo `date`" }) }))).not.toContain("Rt6Yh3Nb8Vc5");
+    // Bun's own inspect writes a control character as JSON does, its hex in upper case; a line of a
+    // multi-line secret is found as JSON writes it; a 19 KB value inside a JSON body inside another (third checking tester).
+    const escaped = "Zq7Xk9Wm\u001bPL4abc";
+    expect(createSecretMask([escaped]).text(Bun.inspect([escaped]))).not.toContain("PL4abc");
+    const env = 'A="S3CRETPASSWORD1"\nB=\'SECRETSTRIPE2x`\'';
+    expect(createSecretMask([env]).text(JSON.stringify({ env: env.split("\n") }))).not.toMatch(/S3CRET|STRIPE/);
+    const kube = JSON.stringify({ clusters: [{ data: "Q".repeat(15_000) }], users: [{ token: `SECRETTOKEN${"z".repeat(3000)}` }] }, null, 2);
+    expect(createSecretMask([kube]).text(JSON.stringify({ body: JSON.stringify({ token: kube }) }))).not.toContain("SECRETTOKEN");
     // JSON leaves DEL raw; made safe to print, it is gone from the JSON form.
     const control = "ab\u0001cd\u007fefZQX9";
     const printed = createSecretMask([control]).text(sanitizeText(JSON.stringify({ tok: control })));

@@ -151,7 +151,12 @@ function* escapedForms(form: string): Generator<string> {
   if (levels === 1) {
     // A long one (a certificate bundle of thousands of lines) once each way, one at a time: the
     // caller stops as soon as the forms are past the bound (megabytes each).
-    for (const escaped of jsonForms(form)) if (escaped !== form) yield escaped;
+    for (const escaped of jsonForms(form)) {
+      if (escaped === form) continue;
+      yield escaped;
+      // Made safe too: JSON leaves DEL and C1 characters raw, and the sanitizer takes them out (fourth checking tester).
+      for (const safe of new Set([sanitizeLine(escaped), sanitizeText(escaped)])) if (safe !== escaped && safe !== form) yield safe;
+    }
     // console.log prints a string's first 10,000 characters (then `... N more characters`): those,
     // in each quoting, are what it shows of one this long — and inspecting megabytes of control
     // characters whole took 4 s.
@@ -403,13 +408,10 @@ function maskText(input: string, secrets: readonly string[], index: SecretIndex 
 
 /**
  * Where `util.inspect` cut a string past its `maxStringLength` (10,000 characters): its closing
- * quote (escaped, when that print was put in a JSON string), a colour's end when printed in
- * colour, then `... N more characters`.
+ * quote (escaped, once or more, when that print was put in JSON strings), a colour's end when
+ * printed in colour (written as an escape once in JSON), then `... N more characters`.
  */
-const CUT_STRING = /\\?['"`](?:\u001b\[[0-9;]*m)?\.\.\. \d+ more characters?/g;
-
-/** The units of text before cut markers one text may have looked at for a secret's start; past it, the text before each further marker is hidden. */
-const CUT_LOOK_BUDGET = 4_000_000;
+const CUT_STRING = /\\*['"`](?:\u001b\[[0-9;]*m|\\+(?:u001[bB]|x1[bB])\[[0-9;]*m)?\.\.\. \d+ more characters?/g;
 
 /**
  * The starts of secrets a printed string was cut in: `console.log` of a string longer than 10,000
@@ -421,20 +423,14 @@ function cutSecretTails(input: string, secrets: readonly string[], index: Secret
   if (!input.includes(" more character") || secrets.length === 0) return [];
   const longest = secrets[0]!.length;
   const found: Array<[number, number]> = [];
-  let left = CUT_LOOK_BUDGET;
   let previous = 0;
   for (const match of input.matchAll(CUT_STRING)) {
     const end = match.index;
-    // Only the text since the last marker: a cut string ends at its own marker (a text of a
-    // thousand markers against a long secret held the main thread 34 s: checking tester, session 47).
+    // Only the text since the last marker: a cut string ends at its own marker, so the looks add up
+    // to the text's length at most (each looking back the longest secret, a text of a thousand
+    // markers held the main thread 34 s: checking tester, session 47).
     const start = Math.max(previous, end - longest);
     previous = end + match[0].length;
-    if (left <= 0) {
-      // Looked long enough: what stands before this cut is hidden, when in doubt.
-      if (end - start >= MIN_MASKED_LENGTH) found.push([start, end]);
-      continue;
-    }
-    left -= end - start;
     const tail = unfinishedSecretLength(input.slice(start, end), secrets, index);
     if (tail >= MIN_MASKED_LENGTH) found.push([end - tail, end]);
   }

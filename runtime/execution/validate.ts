@@ -55,7 +55,7 @@ function problemText(issue: v.BaseIssue<unknown>, schema: AnySchema, root: strin
     const each = new Set(forms.slice(0, MAX_FORMS_SAID).map((form) => `${pathOf(at, form, keys, hidesKey)}: ${problemText(form, schema, pathOf(at, form, keys, hidesKey), keys, isSecret, withheld, hidesKey)}`));
     return `it matches none of the forms its schema allows: ${[...each].join("; or ")}${forms.length > MAX_FORMS_SAID ? "; …" : ""}`;
   }
-  const message = messageOf(issue, schema);
+  const message = messageOf(issue, schema, hidesKey?.(keys) === true);
   return isSecret?.(keys) ? withholdReceived(message, issue.input, withheld) : message;
 }
 
@@ -186,8 +186,10 @@ function pathOf(root: string, issue: v.BaseIssue<unknown>, above: ValuePath = []
   return path;
 }
 
-function messageOf(issue: v.BaseIssue<unknown>, schema: AnySchema): string {
-  // A member a strict object does not have: named, with the one meant, instead of "Expected never".
+function messageOf(issue: v.BaseIssue<unknown>, schema: AnySchema, keyHidden = false): string {
+  // A member a strict object does not have: named, with the one meant, instead of "Expected never"
+  // — unless that member's name is a secret of its own (a key inside a sensitive object).
+  if (issue.type === "strict_object" && issue.expected === "never" && typeof issue.input === "string" && keyHidden) return "Unknown member (its name is not shown: it is inside a sensitive field).";
   if (issue.type === "strict_object" && issue.expected === "never" && typeof issue.input === "string") {
     const keys = (issue.path ?? []).slice(0, -1).map((item) => (item as { key: unknown }).key);
     const known = Object.keys(entriesAt(schema, keys) ?? {});

@@ -160,6 +160,15 @@ describe("createSecretMask", () => {
     const body = JSON.stringify({ text: "Deploy `v1.2` done", password: quoted2 });
     expect(createSecretMask([quoted2]).text(inspect({ method: "POST", body }))).not.toContain("3xZqW9pLm");
     expect(createSecretMask(["Qz7Kp2\\Lm9Xw4'Rt6Yh3Nb8Vc5"]).text(inspect({ req: inspect({ pw: "Qz7Kp2\\Lm9Xw4'Rt6Yh3Nb8Vc5", cmd: "echo `date`" }) }))).not.toContain("Rt6Yh3Nb8Vc5");
+    // Cut in colour and then put in JSON; cut and put in JSON twice; and a thousand ordinary cut rows beside a long secret stay as they are (fourth checking tester).
+    const { inspect: look } = require("node:util") as typeof import("node:util");
+    expect(longMask.text(JSON.stringify(look(`Bearer ${long}`, { colors: true })))).not.toContain("A1b2C3d4A1b2");
+    expect(longMask.text(JSON.stringify({ x: JSON.stringify({ h: look({ a: `Bearer ${long}` }) }) }))).not.toContain("A1b2C3d4A1b2");
+    const rows = look(Array.from({ length: 700 }, (_, i) => `row${i}:${"x".repeat(12_000)}`), { maxArrayLength: Infinity });
+    expect(longMask.text(rows)).toBe(rows);
+    // Over 64 KiB with a C0 control and DEL: its JSON form made safe too.
+    const binary = "abcdefghijklmnopqrstuvwxyz0123456789ABCD\u0001\u007f".repeat(1700).slice(0, 70_000);
+    expect(createSecretMask([binary]).text(sanitizeText(JSON.stringify({ t: binary })))).not.toContain("ABCD\\u0001abcdef");
     // Bun's own inspect writes a control character as JSON does, its hex in upper case; a line of a
     // multi-line secret is found as JSON writes it; a 19 KB value inside a JSON body inside another (third checking tester).
     const escaped = "Zq7Xk9Wm\u001bPL4abc";

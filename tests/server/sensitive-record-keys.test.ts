@@ -12,7 +12,7 @@ export default capability({
   title: "Secret keys",
   description: "A record whose keys are secrets (API keys by environment), beside one whose keys are not.",
   effect: "read",
-  input: v.object({ keys: v.record(sensitive(v.string()), v.string()), labels: v.optional(v.record(v.string(), v.string())) }),
+  input: v.object({ keys: v.record(sensitive(v.string()), v.string()), labels: v.optional(v.record(v.string(), v.string())), login: v.optional(sensitive(v.strictObject({ user: v.string() }))) }),
   output: v.object({ used: v.array(v.string()) }),
   async handler(input, ctx) {
     const used = Object.keys(input.keys);
@@ -79,6 +79,11 @@ describe("a record whose keys the schema marks sensitive", () => {
     expect(said).toContain("input.keys[…]");
     // A key of a record whose keys are not secret is named as ever.
     expect(said).toContain("input.labels.abc");
+    // A member a sensitive object does not have is not named in the message either (fourth checking tester).
+    const strict = await fetch(`${server.url}/api/v1/sec/keys`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ keys: {}, login: { user: "u", zz8: 1 } }) });
+    const told = await strict.text();
+    expect(strict.status).toBe(400);
+    expect(told).not.toContain("zz8");
   });
 
   test("the cockpit types the keys blind, and a form sent back with a problem holds none of them", async () => {

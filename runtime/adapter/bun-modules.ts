@@ -179,7 +179,9 @@ const localImportScanner: ImportScanner = {
       // TypeScript's `import x = require("pkg")`, compiled to a statement of its own at the top
       // level (never in a try): it loads with the module (checking tester, session 47). Read from
       // the compiled text, where a comment that mentions one is gone (third checking tester).
-      for (const [, specifier] of compiled.matchAll(TOP_LEVEL_REQUIRE)) imports.push(specifier!);
+      // A line of a template that reads like one is no require: the runtime's scan must see it too.
+      const required = new Set(scanned.flatMap(({ path: specifier, kind }) => (kind === "require-call" ? [specifier] : [])));
+      for (const [, specifier] of compiled.matchAll(TOP_LEVEL_REQUIRE)) if (required.has(specifier!)) imports.push(specifier!);
       // Whether it holds JSX, as the runtime's own scan says (it names the default runtime then).
       const holdsJsx = loader !== "ts" && transpilerFor(path).scanImports(source).some(({ path: specifier, kind }) => kind === "require-call" && /\/jsx(?:-dev)?-runtime$/.test(specifier));
       const jsxSource = holdsJsx ? jsxRuntimeSourceOf(text, options) : null;

@@ -56,7 +56,8 @@ function requiredTree(dir: string): Installed {
   // From where it really is: a pnpm layout links it, and its dependencies sit beside the real folder.
   const walked = dependencyTree(realOrSelf(dir));
   const needs = walked.found.filter((need) => need.required);
-  const folders = [...new Set([dirname(dir), ...needs.map((need) => dirname(need.dir))])];
+  // Its own package.json too: edited in place (a workspace package), it requires something else now.
+  const folders = [...new Set([dirname(dir), join(dir, "package.json"), ...needs.map((need) => dirname(need.dir))])];
   const tree = { dir, needs, lacking: walked.missing, folders, stamp: stampOf(folders), lackingStamp: missingStamp(walked.missing) };
   treeOf.set(dir, tree);
   return tree;
@@ -109,7 +110,10 @@ export function uninstalledSince(sources: CapabilitySources): string | null {
         // files importing a package of 1,500 dependencies walked them all, 50 s: checking tester,
         // session 47) — as it is now: an upgrade that requires less is no reason (checking tester).
         const tree = requiredTree(dir);
-        const lacking = was !== undefined ? tree.lacking[0] : undefined;
+        // Only what it required and was installed when last seen is gone: one never installed (a
+        // peer yarn does not install) is the runtime's to judge (fourth checking tester: every file
+        // after the first was refused).
+        const lacking = was !== undefined ? tree.lacking.find((need) => was.needs.some((seen) => seen.name === need.name)) : undefined;
         if (lacking !== undefined) {
           const advice = installAdvice("", fromDir);
           gone ??= `cannot load the package ${JSON.stringify(pkg)}: the package "${lacking.name}" it requires (${installedPackageOf(join(lacking.neededBy, "package.json")) ?? pkg} lists it) is installed nowhere it would be found, removed while docket ran. Install the checkout's packages again (\`${advice.command.trim()}\` in ${advice.dir}, or \`npm ci\`).`;

@@ -721,12 +721,20 @@ describe("docket serve live reload", () => {
     await until("team.plugin loaded", async () => (await ids()).includes("team.plugin"));
     rmSync(join(nm, "docket-fake-core"), { recursive: true, force: true });
     await until("the required peer's load error", async () => (await reason(plugin)).includes('the package "docket-fake-core" it requires'));
-    // Upgraded in place to a version that requires nothing: loads again, no restart (third checking tester: stuck on what the old version required).
-    rmSync(join(nm, "docket-fake-plugin"), { recursive: true, force: true });
-    pkgAt(join(nm, "docket-fake-plugin"), "docket-fake-plugin", 'exports.plugin = "standalone";\n');
+    // Its package.json rewritten in place to require nothing (a workspace package edited; an
+    // upgrade): loads again, no restart (third and fourth checking testers: stuck on what it required before).
+    writeFileSync(join(nm, "docket-fake-plugin", "index.js"), 'exports.plugin = "standalone";\n');
+    writeFileSync(join(nm, "docket-fake-plugin", "package.json"), JSON.stringify({ name: "docket-fake-plugin", version: "2.0.0", main: "index.js" }));
+    writeFileSync(plugin, `${await Bun.file(plugin).text()}// saved again\n`);
     // (The runtime keeps the module it imported: the new code runs after a restart, docs/authoring.md.)
     await until("listed again", async () => (await reason(plugin)) === "" && (await ids()).includes("team.plugin"));
     rmSync(plugin);
+    // A peer never installed (yarn installs no peers) is the runtime's to judge: every file importing the package loads (fourth checking tester: all but the first were refused).
+    pkgAt(join(nm, "docket-fake-yarnpeer"), "docket-fake-yarnpeer", 'exports.y = "y";\n', { peerDependencies: { "docket-fake-never": "*" } });
+    const peers = [join(folder, "team.peer1.ts"), join(folder, "team.peer2.ts")];
+    peers.forEach((path, i) => writeFileSync(path, capability(`team.peer${i + 1}`, 'import { y } from "docket-fake-yarnpeer";', "y")));
+    await until("both importers of a package lacking a peer loaded", async () => (await ids()).includes("team.peer1") && (await ids()).includes("team.peer2"));
+    for (const path of peers) rmSync(path);
     // Installed now.
     mkdirSync(join(nm, "docket-fake-deep", "lib"), { recursive: true });
     writeFileSync(join(nm, "docket-fake-deep", "package.json"), JSON.stringify({ name: "docket-fake-deep", version: "1.0.0" }));
@@ -735,7 +743,7 @@ describe("docket serve live reload", () => {
     expect((await list()).capabilities.find((c) => c.id === "team.deep2")?.title).toBe("deep");
     for (const path of Object.values(files)) rmSync(path);
     rmSync(nm, { recursive: true, force: true });
-    await until("all gone", async () => !(await ids()).some((id) => ["team.alpha", "team.gamma", "team.deep2", "team.plugin"].includes(id)) && (await reason(files.gamma)) === "");
+    await until("all gone", async () => !(await ids()).some((id) => ["team.alpha", "team.gamma", "team.deep2", "team.plugin", "team.peer1", "team.peer2"].includes(id)) && (await reason(files.gamma)) === "");
   }, 20_000);
 
   test("live reload: a package installed while serving whose dependency was still being written when docket first met it loads once that dependency is whole (checking tester, session 46: @babel/highlight → js-tokens)", async () => {

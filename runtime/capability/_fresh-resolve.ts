@@ -1,11 +1,12 @@
 // Resolving a name as the runtime will, also for what was written after the runtime first looked
 // (an `npm install` while serving, a helper created behind an alias): docs/authoring.md, "Live reload".
-import { lstatSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { aliasTargets } from "./alias-targets.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
 import { processStartedMs } from "./_process-started.ts";
 import { dependencyTree, missingStamp, type DependencyTree } from "./_dependency-tree.ts";
+import { realOrSelf } from "./real-path.ts";
 
 /** The runtime's resolver: a resolved path, or null. */
 type Resolve = (specifier: string, fromDir: string) => string | null;
@@ -100,14 +101,6 @@ function refreshDependencies(installed: string, resolveWith: Resolve): void {
   refreshedAt.set(installed, { changed, missing: tree.missing, stamp: missingStamp(tree.missing) });
 }
 
-/** The real path of `path` (its links followed), or `path` when it cannot be read. */
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}
 
 /** A folder's modification time (its link's, when later), or null when it is gone. */
 function modifiedMs(path: string): number | null {

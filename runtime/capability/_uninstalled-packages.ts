@@ -1,8 +1,9 @@
 // A package uninstalled while docket runs: docs/authoring.md, "A package installed while serving".
-import { realpathSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join } from "node:path";
 import type { CapabilitySources } from "./capability-sources.ts";
+import { realOrSelf } from "./real-path.ts";
 import { dependencyTree, missingStamp, type TreePackage } from "./_dependency-tree.ts";
 import { explainUnresolvedPackage, installAdvice, installedPackageDir, installedPackageOf, packageOf, SERVED_MODULES } from "./_missing-package.ts";
 import { aliasTargets } from "./alias-targets.ts";
@@ -20,7 +21,7 @@ interface Installed {
   lackingStamp: string;
 }
 
-/** The modification times of `folders`, as one text ("gone" for one that is not there). */
+/** The modification times of `folders` (and files), as one text ("gone" for one that is not there). */
 function stampOf(folders: readonly string[]): string {
   return folders
     .map((folder) => {
@@ -45,9 +46,9 @@ const installedBefore = new Map<string, Installed>();
 const treeOf = new Map<string, Installed>();
 
 /**
- * What the package at `dir` requires (an optional or peer dependency may be absent by design, and
+ * What the package at `dir` requires (an optional dependency or peer may be absent by design, and
  * a fresh process loads the package without it: checking tester, session 47), walked again only
- * once a folder holding it or them changed.
+ * once a folder holding it or them, or its package.json, changed.
  */
 function requiredTree(dir: string): Installed {
   const known = treeOf.get(dir);
@@ -63,13 +64,6 @@ function requiredTree(dir: string): Installed {
   return tree;
 }
 
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}
 
 /**
  * Why a capability file can no longer load because a package its code imports, or one of the

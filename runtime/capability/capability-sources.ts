@@ -4,7 +4,7 @@
 // (docs/authoring.md, "Versions"; docs/containment.md, "Loading").
 
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { compileOptionsOf } from "./compile-options.ts";
 import { caseTwins } from "./_case-twin.ts";
@@ -17,6 +17,7 @@ import { aliasTargets, extendsChain, type ImportKind } from "./alias-targets.ts"
 import { configDoesNotParse, configParseError } from "./config-file.ts";
 import { aliasLeadsNow, noteAliasConfigs, staleAliasConfigs } from "./_alias-configs-read.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
+import { realOrSelf } from "./real-path.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
 /**
@@ -427,14 +428,7 @@ function describeImporter(path: string, file: string): string {
   return path === file ? "the capability" : path;
 }
 
-/** The path a symbolic link leads to, or the path itself (not a link, or not there). */
-export function realOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}
+export { realOrSelf } from "./real-path.ts";
 
 /** Whether `file` lies inside `folder` (both real paths). */
 export function insideFolder(file: string, folder: string): boolean {

@@ -67,10 +67,7 @@ function redactAt(value: unknown, schema: JsonSchema | undefined, root: unknown,
   if (!schema || typeof schema !== "object" || value === undefined) return value;
   if (isSensitiveSchema(schema)) return value === null ? null : REDACTED;
   let result: unknown = value;
-  const anyBranch = BRANCHES.some((key) => Array.isArray(schema[key])) || schema.$ref !== undefined;
-  // A name one branch declares is published with the schema, for every branch: an intersect of an
-  // object and a record whose keys are secret does not hide the object's fields (checking tester, session 47).
-  const names = anyBranch && value !== null && typeof value === "object" && !Array.isArray(value) ? declaredNames(schema, root, new Set(around)) : around;
+  const names = namesAround(value, schema, root, around);
   for (const key of BRANCHES) {
     const branches = schema[key];
     if (Array.isArray(branches)) {
@@ -118,6 +115,18 @@ export function declaredNames(schema: JsonSchema | undefined, root: unknown, nam
   }
   declaredNames(refTarget(schema, root), root, names, passed);
   return names;
+}
+
+/**
+ * The names declared for an object `value` by `schema`'s branches and references, with those of
+ * the branches around it (`around`): what each branch takes as published, not as a secret key. A
+ * name one branch declares is published with the schema, for every branch: an intersect of an
+ * object and a record whose keys are secret does not hide the object's fields (checking tester,
+ * session 47). `around` itself when the schema has no branch or the value is no object.
+ */
+export function namesAround(value: unknown, schema: JsonSchema, root: unknown, around: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+  const branched = BRANCHES.some((key) => Array.isArray(schema[key])) || schema.$ref !== undefined;
+  return branched && value !== null && typeof value === "object" && !Array.isArray(value) ? declaredNames(schema, root, new Set(around)) : around;
 }
 
 /** True when the schema marks an object's keys secret: its `propertyNames` (`v.record(sensitive(v.string()), …)`), or anything under them. */

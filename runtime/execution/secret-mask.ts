@@ -1,7 +1,7 @@
 import { builtinsIntact, withOriginalBuiltins } from "./_masking-builtins.ts";
 import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
-import { declaredNames, isSensitiveSchema, REDACTED, secretKeys } from "./redaction.ts";
+import { declaredNames, isSensitiveSchema, namesAround, REDACTED, secretKeys } from "./redaction.ts";
 import { holdsEscape, sanitizeLine, sanitizeText, SINGLE_SHIFT } from "./text-sanitize.ts";
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
@@ -65,10 +65,8 @@ function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: u
   const secret = inside || isSensitiveSchema(schema);
   if (schema && typeof schema === "object" && !secret) {
     // A value that could match a sensitive branch is a secret: when in doubt, hide (as `redact`).
-    // A name one branch declares is published with the schema: no key of another branch's record (an intersect of an object and a record).
-    const node = schema;
-    const anyBranch = ["anyOf", "oneOf", "allOf"].some((key) => Array.isArray(node[key])) || node.$ref !== undefined;
-    const names = anyBranch && value !== null && typeof value === "object" && !Array.isArray(value) ? declaredNames(schema, walk.root, new Set(around)) : around;
+    // A name one branch declares is no key of another branch's record (redaction.ts, namesAround).
+    const names = namesAround(value, schema, walk.root, around);
     for (const key of ["anyOf", "oneOf", "allOf"] as const) {
       const branches = schema[key];
       if (Array.isArray(branches)) for (const branch of branches) collect(value, branch as JsonSchema, walk, false, depth, followed, names);

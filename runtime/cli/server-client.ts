@@ -3,6 +3,7 @@ import { formatWindow } from "./run-reporter.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { isLeaseLive, leaseHolderGone, pidVisible, readLease, type Lease } from "../server/lease.ts";
 import { checkoutFlockHeld, lockCheckout } from "../server/checkout-lock.ts";
+import { LIVE_SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../server/guards.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
@@ -97,6 +98,9 @@ class SilenceTimeout {
 /** How many times a read is asked while the server's large-answer budget is spent (see request). */
 const BUSY_TRIES = 5;
 
+/** What a WebSocket subprotocol name may hold: an HTTP token (RFC 7230 tchar), as `new WebSocket` checks it. */
+const SUBPROTOCOL_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 /** A client of the server a lease names. */
 export function serverClient(lease: Lease): ServerClient {
   const auth: Record<string, string> = lease.token ? { Authorization: `Bearer ${lease.token}` } : {};
@@ -153,8 +157,14 @@ export function serverClient(lease: Lease): ServerClient {
     liveChannel(query) {
       const url = new URL(`/events?${query}`, lease.url);
       url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-      // A WebSocket cannot carry an Authorization header from every client: the token rides as a subprotocol.
-      return { url: url.toString(), protocols: lease.token ? ["docket.v1", `docket.token.${lease.token}`] : [] };
+      // A WebSocket cannot carry an Authorization header from every client: the token rides as a
+      // subprotocol, which is an HTTP token (RFC 7230 tchar). One holding another character (`/`,
+      // `+`, `=` of base64, a `,` that splits the offer) goes as `?token=` instead: offered as a
+      // subprotocol, the WebSocket refused to open and the follow failed (serve tester, session 48).
+      if (lease.token === null || lease.token === undefined) return { url: url.toString(), protocols: [] };
+      if (SUBPROTOCOL_NAME.test(lease.token)) return { url: url.toString(), protocols: [LIVE_SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${lease.token}`] };
+      url.searchParams.set("token", lease.token);
+      return { url: url.toString(), protocols: [LIVE_SUBPROTOCOL] };
     },
   };
 }
@@ -226,7 +236,13 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
   let quiet: ReturnType<typeof setTimeout> | undefined;
   let quietSaid = false;
   return new Promise((resolve) => {
-    const socket = new WebSocket(url, protocols);
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(url, protocols);
+    } catch (error) {
+      // Said without the URL: it may carry the token.
+      return resolve({ ok: false, reason: `the live channel of the server at ${server.url} could not be opened (${error instanceof Error ? error.name : "error"}); read the events with docket executions events ${options.id} --after ${last} instead` });
+    }
     const settle = (outcome: EventsOutcome) => {
       if (done) return;
       done = true;

@@ -436,4 +436,23 @@ describe("docket executions against a server that requires a token", () => {
       removeTempDirs();
     }
   });
+
+  // A subprotocol name is an HTTP token: base64's `/ + =` made the WebSocket refuse to open (a
+  // stack trace), and a `,` split the offer in two (401), while the run was live (serve tester).
+  test.each([["base64", "q3xR/8Yb+Zk2mN4pQ7sT9vW1="], ["a comma", "abc,defghijklmnopqrst"]])("a token holding %s follows a live execution over the live channel", async (_, token) => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout, { token });
+    try {
+      const started = await api(server.url, token).post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 3, delay_ms: 600 } });
+      const id = started.body.execution.id;
+      const followed = await docket(fromSource, ["executions", "events", id, "--follow"], { cwd: checkout });
+      expect(followed.stderr).not.toMatch(/unexpected error|SyntaxError/);
+      expect(followed.code).toBe(0);
+      expect(followed.stdout).toMatch(/✔ succeeded in /);
+      expect(followed.stdout + followed.stderr).not.toContain(token);
+    } finally {
+      await server.stop();
+      removeTempDirs();
+    }
+  });
 });

@@ -147,3 +147,13 @@ export function jsonParseReason(error: unknown): string {
   // What is left must still read as words, not punctuation the quotes held.
   return /[a-z]{3}/i.test(stripped) ? stripped : "malformed JSON";
 }
+
+/**
+ * True when `text` is only JSON's own whitespace (space, tab, LF, CR), or empty: a body or line
+ * with nothing in it. Not `text.trim()`, which also takes U+00A0, U+3000 or U+2028 away, so a body
+ * of one no-break space ran a write with its defaults where JSON.parse refuses it (serve tester,
+ * session 48).
+ */
+export function isBlankJson(text: string): boolean {
+  return /^[ \t\n\r]*$/.test(text);
+}

@@ -3,7 +3,7 @@ import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { checkMessage } from "./_message-check.ts";
-import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
+import { isBlankJson, jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
 
 /** The longest line read as one message (the SDK's stdio bound, 10 MiB); a longer one is answered and skipped. */
@@ -241,7 +241,7 @@ export class JsonLinesTransport implements Transport {
   /** One line: a message for the server, or an error answered here. */
   private read(text: string): void {
     const line = text.endsWith("\r") ? text.slice(0, -1) : text;
-    if (line.trim() === "") return;
+    if (isBlankJson(line)) return;
     let value: unknown;
     try {
       value = JSON.parse(line);

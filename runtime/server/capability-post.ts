@@ -7,6 +7,7 @@ import { edgeIdSource } from "./edge-ids.ts";
 import { failureAnswer, failureOfThrown } from "./errors.ts";
 import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
 import { INCOMPLETE_BODY, isIdentityCoding, isJson } from "./json-body.ts";
+import { isBlankJson } from "../execution/json-position.ts";
 import { buildFailure } from "../execution/failure.ts";
 import { answersBusyFailure, type LargeAnswers } from "./large-answers.ts";
 import { bodiesBusyFailure, readCharged, type RequestBodies } from "./request-bodies.ts";
@@ -105,7 +106,7 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     try {
       if (bytes.byteLength > plane.limits.input_bytes) throw new RangeError("over input_bytes");
       const text = UTF8.decode(bytes);
-      input = text.trim() === "" ? {} : JSON.parse(text);
+      input = isBlankJson(text) ? {} : JSON.parse(text);
     } catch {
       // Too long, not UTF-8 or not JSON: the app says what is wrong with it, from the same bytes.
       return env.app(new Request(request.url, { method: "POST", headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> }));

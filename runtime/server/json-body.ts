@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 import { readRequestBody } from "./request-bodies.ts";
-import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
+import { isBlankJson, jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 
 /** A parsed body, or the refusal already shaped as a response. */
 export type BodyResult = { ok: true; value: unknown } | { ok: false; response: Response };
@@ -105,7 +105,7 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
   } catch {
     return refuse(edgeFailure(c, { status: 400, message: "The request body is not valid UTF-8.", context: { reason: "malformed_json" } }));
   }
-  if (text.trim() === "") return { ok: true, value: {} };
+  if (isBlankJson(text)) return { ok: true, value: {} };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {

@@ -535,8 +535,12 @@ describe("docket mcp without a server", () => {
       expect(await agent.next()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
     }
 
+    // A line of whitespace JSON does not know (a no-break space) is no blank line: a parse error.
+    agent.send("\u00a0");
+    expect(await agent.next()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
     // A blank line is no message and gets no answer; the next request is answered as usual.
     agent.send("");
+    agent.send(" \t");
     agent.send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }));
     const listed = await agent.next();
     expect(listed.id).toBe(9);

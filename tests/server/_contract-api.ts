@@ -223,6 +223,19 @@ export function apiContract(name: string, start: StartFn): void {
       expect(((await unquoted.json()) as any).error.message).toMatch(/^The request body is not valid JSON: Expected [^.]*'}'[^.]* at line 1, column 2\. Check quotes/);
     });
 
+    test("a body of whitespace JSON does not know (a no-break space, U+3000, U+2028) is malformed JSON, never an empty input that runs with its defaults (serve tester, session 48)", async () => {
+      for (const blank of ["\u00a0", "\u3000", " \u2028\n"]) {
+        // The fast path (a capability's own route with a declared length) and the app's.
+        for (const path of ["/api/v1/health/report", "/api/v1/executions/start"]) {
+          const response = await http.post(path, blank);
+          expect(response.status).toBe(400);
+          expect(((await response.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "malformed_json" } });
+        }
+      }
+      // JSON's own whitespace alone is still no body: an empty input.
+      expect((await http.post("/api/v1/health/report", " \r\n\t")).status).toBe(200);
+    });
+
     test("a body that is not JSON is 415", async () => {
       const response = await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "capability=x" });
       expect(response.status).toBe(415);

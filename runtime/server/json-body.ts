@@ -12,7 +12,7 @@ const refuse = (response: Response): BodyResult => ({ ok: false, response });
 /** The refusal of a body whose client closed the connection before all of it came. */
 export const INCOMPLETE_BODY = {
   status: 400,
-  message: "The request body ended before all of it arrived (the connection closed before its Content-Length was sent).",
+  message: "The request body ended before all of it arrived (the connection closed before its Content-Length, or its last chunk, was sent), or its chunked encoding was malformed.",
   suggestion: "Send the whole body in one request.",
   context: { reason: "incomplete_body" },
 } as const;

@@ -3,7 +3,7 @@ import { truncateSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import type { StartFn, StartedServer } from "./_support/servers.ts";
-import { client } from "./_support/http.ts";
+import { client, rawRequest } from "./_support/http.ts";
 import { rawUpgrade } from "./_support/raw-ws.ts";
 
 /** A request written on a bare socket as given; the socket, and a promise of everything it received until it closed. */
@@ -81,6 +81,53 @@ export function upgradePathContract(name: string, start: StartFn): void {
         upgraded.close();
       }
     });
+
+    test("a HEAD asking to upgrade /events is refused as a bad handshake with the request's id, as on Bun (serve tester, session 48: Node logged two stack traces and answered a bare 400)", async () => {
+      const upgrade = { Upgrade: "websocket", Connection: "Upgrade, close", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" };
+      const refused = await rawRequest(server.url, "HEAD", "/events", { ...upgrade, "X-Request-Id": "ws-head" });
+      expect(refused.status).toBe(400);
+      expect(refused.headers["x-request-id"]).toBe("ws-head");
+      expect(refused.body).toBe("");
+    });
+
+    const h2cPost = (host: string, headers: string[]) => [`POST /api/v1/capabilities/get HTTP/1.1`, `Host: ${host}`, "Upgrade: h2c", "Connection: Upgrade, HTTP2-Settings, close", "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA", "Content-Type: application/json", ...headers].join("\r\n") + "\r\n\r\n";
+
+    test("a chunked body offered with Upgrade: h2c (curl --http2 streaming a body) is read whole, as on Bun (serve tester, session 48: Node refused it as cut short)", async () => {
+      const host = new URL(server.url).host;
+      const body = JSON.stringify({ id: "executions.demonstrate" });
+      const chunks = `5;name=value\r\n${body.slice(0, 5)}\r\n${(body.length - 5).toString(16).toUpperCase()}\r\n${body.slice(5)}\r\n0\r\n\r\n`;
+      const raw = rawSocket(server.url, h2cPost(host, ["Transfer-Encoding: chunked"]) + chunks);
+      const received = await raw.received;
+      expect(received).toStartWith("HTTP/1.1 200");
+      expect(received).toContain('"id":"executions.demonstrate"');
+      // A size that is no hexadecimal number is malformed: 400.
+      const bad = rawSocket(server.url, h2cPost(host, ["Transfer-Encoding: chunked"]) + `zz\r\n${body}\r\n0\r\n\r\n`);
+      expect(await bad.received).toStartWith("HTTP/1.1 400");
+    });
+
+    test("a chunked body offered with Upgrade: h2c over the input limit is 413, as on Bun (serve tester, session 48: 400 on Node)", async () => {
+      const own = await start({ limits: { input_bytes: 1024 } });
+      try {
+        const host = new URL(own.url).host;
+        const big = JSON.stringify({ id: "x".repeat(4000) });
+        const raw = rawSocket(own.url, h2cPost(host, ["Transfer-Encoding: chunked"]) + `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`);
+        expect(await raw.received).toStartWith("HTTP/1.1 413");
+      } finally {
+        await own.stop();
+      }
+    });
+
+    test("Expect: 100-continue with Upgrade: h2c gets its 100 Continue before the body is sent, as on Bun (serve tester, session 48: Node sent nothing until the client gave up waiting)", async () => {
+      const host = new URL(server.url).host;
+      const body = JSON.stringify({ id: "executions.demonstrate" });
+      const raw = rawSocket(server.url, h2cPost(host, [`Content-Length: ${body.length}`, "Expect: 100-continue"]));
+      // The head alone is sent; the body only once the server asks for it (the test waits, bounded, for the 100).
+      expect(await Promise.race([raw.head, Bun.sleep(8_000).then(() => "no answer in 8 s")])).toStartWith("HTTP/1.1 100");
+      raw.socket.write(body);
+      const received = await raw.received;
+      expect(received).toContain("HTTP/1.1 200");
+      expect(received).toContain('"id":"executions.demonstrate"');
+    }, 15_000);
 
     test("a request whose body stalls is ended by the server after 10 s of silence, as an idle connection is, and does not hold its stop (checking tester, session 46: Node held it, and its stop, for as long as the client stayed)", async () => {
       const own = await start();

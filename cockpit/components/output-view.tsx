@@ -24,7 +24,7 @@ function OutputTable(props: { table: TableShape; label: string; jsonWhole: () =>
             {t.rows.map((row) => (
               <tr>
                 {row.map((cell, index) => (
-                  <td class="wrap-anywhere" data-label={t.columns[index]}>{cell}</td>
+                  <td class="wrap-anywhere" data-label={t.labels[index]}>{cell}</td>
                 ))}
               </tr>
             ))}

@@ -1,6 +1,7 @@
 // Small things pages show: an output table's cells (output-shape.ts), the executions page's counts heading.
 import { afterAll, describe, expect, test } from "bun:test";
-import { outputShape } from "../../cockpit/output-shape.ts";
+import { MAX_CELLS, outputShape } from "../../cockpit/output-shape.ts";
+import { OutputView } from "../../cockpit/components/output-view.tsx";
 import { countsOf, executionsHtml, runningSnapshot } from "./_support/fixtures.ts";
 import { closeParsed, parseHtml } from "./_support/html.ts";
 
@@ -16,6 +17,29 @@ describe("outputShape", () => {
       ["", "2", ""],
       ["", "3", "own"],
     ]);
+  });
+
+  test("a column's long name is cut in its header and in the label each cell carries; the tables of one value show MAX_CELLS cells at most (cockpit tester, session 48: a 2 MB output made a 1 GB page)", () => {
+    const first: Record<string, number> = {};
+    for (let i = 0; i < 20; i++) first[`c${i}_${"L".repeat(20_000)}`] = i;
+    const shape = outputShape([first, ...Array.from({ length: 499 }, () => ({}))]) as { kind: string; table: { columns: string[]; labels: string[]; rows: string[][]; more: number } };
+    expect(shape.kind).toBe("table");
+    expect(Math.max(...shape.table.columns.map((c) => c.length))).toBeLessThanOrEqual(200);
+    expect(Math.max(...shape.table.labels.map((c) => c.length))).toBeLessThanOrEqual(40);
+    expect(shape.table.labels[3]).toStartWith("c3_LLL");
+    expect(shape.table.rows.length).toBe(500);
+    const html = String(OutputView({ value: [first, ...Array.from({ length: 499 }, () => ({}))], label: "Output" }));
+    expect(html.length).toBeLessThan(2_000_000);
+
+    // Fifty fields, each a table of 500 rows of 20 columns: one budget of cells for them all.
+    const table = Array.from({ length: 500 }, (_, row) => Object.fromEntries(Array.from({ length: 20 }, (_, col) => [`k${col}`, row])));
+    const record = outputShape(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`t${i}`, table]))) as { kind: string; fields: Array<{ shape: any }> };
+    expect(record.kind).toBe("record");
+    const cells = record.fields.reduce((sum, field) => sum + (field.shape.kind === "table" ? field.shape.table.rows.length * field.shape.table.columns.length : 0), 0);
+    expect(cells).toBe(MAX_CELLS);
+    // The first is whole; those past the budget are JSON views, and a table cut short says how many rows it leaves out.
+    expect(record.fields[0]!.shape.table.more).toBe(0);
+    expect(record.fields.at(-1)!.shape.kind).toBe("json");
   });
 });
 

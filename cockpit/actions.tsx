@@ -52,8 +52,12 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   // the form again — run a write twice, send its secret again (tester F).
   const ran = (status: number, extra: Parameters<typeof drawn>[0]) => {
     const html = pageHtml(drawn(extra));
-    const token = results.keep({ html, status, capability: capability.id });
-    // Larger than all that is kept: answered as it is, the one way left to show it.
+    let token = results.keep({ html, status, capability: capability.id });
+    // An output whose page is larger than all that is kept is said, not shown, and kept so: answered
+    // to the POST itself, a reload posted the form again and ran the call again (cockpit tester,
+    // session 48: a write's 50 MB page).
+    if (token === null && extra.result?.kind === "output") token = results.keep({ html: pageHtml(drawn({ ...extra, result: { kind: "output_too_large", pageBytes: Buffer.byteLength(html) } })), status, capability: capability.id });
+    // Still larger (a form of megabytes, which the page shows again): answered as it is, the one way left to show it.
     return token === null ? c.html(html, status as 200) : c.redirect(`${capabilityPagePath(capability.id)}?${RESULT_QUERY}=${token}`, 303);
   };
 

@@ -7,7 +7,7 @@ import { JsonBlock } from "../components/json-block.tsx";
 import { OutputView } from "../components/output-view.tsx";
 import { Layout } from "../components/layout.tsx";
 import { Notice } from "../components/notice.tsx";
-import { checkoutPath, formatDuration, shownText } from "../format.ts";
+import { checkoutPath, formatBytes, formatDuration, shownText } from "../format.ts";
 import { MarkdownText } from "../components/markdown-text.tsx";
 import { SchemaForm } from "../json-schema-form.tsx";
 import { HistoryChart } from "../components/history-chart.tsx";
@@ -15,7 +15,11 @@ import type { HistoryPoint } from "../chart-data.ts";
 import { capabilitiesPath, capabilityPagePath } from "../paths.ts";
 
 /** What a direct call from the form gave: its output, or its failure. */
-export type CallResult = { kind: "output"; value: unknown } | { kind: "failure"; failure: FailureDescriptor };
+export type CallResult =
+  | { kind: "output"; value: unknown }
+  /** An output whose page is more than the cockpit keeps for a reload: said, not shown (call-results.ts). */
+  | { kind: "output_too_large"; pageBytes: number }
+  | { kind: "failure"; failure: FailureDescriptor };
 
 /** What the capability page shows. */
 export interface CapabilityPageProps {
@@ -101,6 +105,14 @@ export function CapabilityPage(props: CapabilityPageProps) {
           </h2>
           {/* A direct call's output is kept nowhere: where it can be read whole is said as it is (checking tester, session 44). */}
           <OutputView value={props.result.value} slot="result" label="Output" whole={`a direct call's output is not kept: call POST /api/v1/${c.id.split(".").join("/")} to read it whole${runsAsExecution(c) ? ", or run it as an execution, whose output the API keeps" : ""}`} />
+        </section>
+      ) : null}
+      {props.result?.kind === "output_too_large" ? (
+        <section class="panel result" data-section="result" aria-labelledby="result-heading">
+          <h2 id="result-heading">
+            <span aria-hidden="true">✓ </span>Result of the direct call
+          </h2>
+          <p>{`The call succeeded, but its output makes a page of ${formatBytes(props.result.pageBytes)}, more than the cockpit keeps for a reload to read again (so that a reload never runs the call again). Call POST /api/v1/${c.id.split(".").join("/")} to read it whole${runsAsExecution(c) ? ", or run it as an execution, whose output the API keeps" : ""}.`}</p>
         </section>
       ) : null}
       {props.result?.kind === "failure" ? <FailurePanel failure={props.result.failure} title="The call failed" /> : null}

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { COCKPIT_CSP } from "../../cockpit/security-headers.ts";
 import { ASSETS, assetPath, type AssetName } from "../../cockpit/assets.ts";
 import { startCockpitServer, type CockpitServer } from "./_support/cockpit-server.ts";
@@ -47,8 +49,24 @@ export default capability({
 });
 `;
 
+// A write whose output, all "<" (each drawn as "&lt;"), makes a page past the 16 MiB of pages kept for a reload.
+const HUGE = `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "team.huge", title: "Huge", description: "Answers megabytes.", effect: "write",
+  input: v.object({}),
+  output: v.string(),
+  handler(_input, ctx) {
+    appendFileSync(join(ctx.root, ".huge"), "run\\n");
+    return "<".repeat(3_000_000);
+  },
+});
+`;
+
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.tally.ts": TALLY, "team.notify.ts": NOTIFY, "team.hosts.ts": HOSTS });
+  server = await startCockpitServer({}, { "team.tally.ts": TALLY, "team.notify.ts": NOTIFY, "team.hosts.ts": HOSTS, "team.huge.ts": HUGE });
 });
 
 afterAll(async () => {
@@ -157,6 +175,26 @@ describe("cockpit forms", () => {
     const gone = await server.page("/cockpit/capabilities/team.tally?result=00000000-0000-4000-8000-000000000000");
     expect(gone.status).toBe(200);
     expect(textOf(parseHtml(gone.html), '[data-slot="again"]')).toContain("The result of that Run is no longer kept");
+  });
+
+  test("a Run whose output makes a page larger than the pages kept answers 303 all the same, to a page that says so: a reload runs nothing again (cockpit tester, session 48: 200 with 50 MB, and a reload ran the write again)", async () => {
+    const posted = await fetch(`${server.url}/cockpit/capabilities/team.huge`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
+      body: new URLSearchParams({ mode: "call", confirmed: "1" }),
+    });
+    expect(posted.status).toBe(303);
+    const location = posted.headers.get("location")!;
+    for (let i = 0; i < 2; i++) {
+      const page = await server.page(location);
+      expect(page.status).toBe(200);
+      expect(page.html.length).toBeLessThan(1_000_000);
+      const said = textOf(parseHtml(page.html), '[data-section="result"]')!;
+      expect(said).toContain("The call succeeded, but its output makes a page of");
+      expect(said).toContain("Call POST /api/v1/team/huge to read it whole, or run it as an execution");
+    }
+    expect(readFileSync(join(server.root, ".huge"), "utf8")).toBe("run\n");
   });
 
   test("a write capability is not run until it is confirmed", async () => {

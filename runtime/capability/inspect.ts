@@ -1,6 +1,7 @@
 import { schemaNodes } from "./schema-nodes.ts";
 import { readdir, stat } from "node:fs/promises";
 import { lstatSync, readlinkSync } from "node:fs";
+import { types } from "node:util";
 import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
@@ -81,6 +82,8 @@ export interface DeclarationCheck {
   problems: CapabilityProblem[];
   input_schema: JsonSchema | null;
   output_schema: JsonSchema | null;
+  /** The declaration as checked: a plain copy of the default export's own fields (readDeclaration), or null when it could not be read. */
+  declaration: Record<PropertyKey, unknown> | null;
 }
 
 /** Options of `checkDeclaration`. */
@@ -96,6 +99,46 @@ export interface DeclarationCheckOptions {
  * id shape, file name, required fields, schemas (valibot, convertible), examples, error codes.
  */
 export function checkDeclaration(value: unknown, options: DeclarationCheckOptions = {}): DeclarationCheck {
+  const unread = (reason: string): DeclarationCheck => ({ id: null, problems: [{ code: "bad_declaration", reason, line: null, column: null }], input_schema: null, output_schema: null, declaration: null });
+  const read = readDeclaration(value);
+  if (!read.ok) return unread(read.reason);
+  // A value deeper in it (an example, a schema's part) may still be a getter or a Proxy that throws:
+  // one file's load error, never a reload of every file stopped (foundation tester, session 48).
+  try {
+    return checkReadDeclaration(read.value, options);
+  } catch (error) {
+    return unread(declarationThrew(error));
+  }
+}
+
+/** The load error of a declaration whose reading threw (a getter or a Proxy deep in it): its class only, as any thrown value's. */
+export function declarationThrew(error: unknown): string {
+  return `reading its declaration threw ${thrownClass(error)}; declare plain values in capability({ … }), with no getter or Proxy`;
+}
+
+/**
+ * The default export as a plain object of its own fields, read once: the declaration is read on
+ * the server's main thread, where a getter that throws (`get id() { throw … }`) or a Proxy's trap
+ * stopped every command, and a server's every reload, not one file. A getter, a Proxy or an
+ * instance of a class is refused by name, never run; anything else than an object is the caller's
+ * to refuse (not a capability).
+ */
+function readDeclaration(value: unknown): { ok: true; value: unknown } | { ok: false; reason: string } {
+  if (typeof value !== "object" || value === null) return { ok: true, value };
+  if (types.isProxy(value)) return { ok: false, reason: "the default export is a Proxy; export the object capability({ id, title, description, effect, input, output, handler }) returns" };
+  if (Array.isArray(value)) return { ok: true, value: [] };
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return { ok: false, reason: "the default export is an instance of a class, not a plain object; export the object capability({ id, title, description, effect, input, output, handler }) returns" };
+  const copy: Record<PropertyKey, unknown> = {};
+  for (const key of Reflect.ownKeys(value)) {
+    const field = Object.getOwnPropertyDescriptor(value, key)!;
+    if (field.get !== undefined || field.set !== undefined) return { ok: false, reason: `${describe(String(key))} is declared with a getter or setter; declare it as a plain value (${describe(String(key))}: …)` };
+    copy[key] = field.value;
+  }
+  return { ok: true, value: copy };
+}
+
+function checkReadDeclaration(value: unknown, options: DeclarationCheckOptions): DeclarationCheck {
   const problems: CapabilityProblem[] = [];
   const report = (code: CapabilityProblemCode, key: string | null, reason: string) => {
     const at = key === null ? null : locateProperty(options.text, key);
@@ -103,7 +146,7 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
   };
   if (typeof value !== "object" || value === null || (!("id" in value) && !("handler" in value))) {
     report("not_a_capability", null, `the default export is not a capability (got ${describe(value)}); write export default capability({ id, title, description, effect, input, output, handler })`);
-    return { id: null, problems, input_schema: null, output_schema: null };
+    return { id: null, problems, input_schema: null, output_schema: null, declaration: null };
   }
   const def = value as Partial<Record<keyof CapabilityDef, unknown>>;
 
@@ -154,7 +197,7 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
     if (!Array.isArray(def.examples)) report("bad_example", "examples", `examples must be a list of inputs, got ${describe(def.examples)}`);
     else if (isValibotSchema(def.input)) checkExamples(def.examples, def.input, report);
   }
-  return { id, problems, input_schema, output_schema };
+  return { id, problems, input_schema, output_schema, declaration: value as Record<PropertyKey, unknown> };
 }
 
 /** True for a valibot schema (sync or async), recognized by shape so that module copies agree. */

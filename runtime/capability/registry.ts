@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { builtinVersion, fileVersion } from "./capability-version.ts";
 import type { CapabilityDef } from "./declaration.ts";
-import { checkDeclaration } from "./inspect.ts";
+import { checkDeclaration, declarationThrew } from "./inspect.ts";
 import { LOAD_ERROR_DETAIL, type CapabilityCatalog, type CapabilitySource, type LoadError, type RegisteredCapability } from "./registered.ts";
 import { TakenIds } from "./taken-ids.ts";
 import type { LookalikeFile } from "./_lookalike-files.ts";
@@ -41,30 +41,38 @@ export class CapabilityRegistry implements CapabilityCatalog {
       this.#record({ file: source.file, line: null, column: null, reason: `${conflict.reason}; this file is ignored. ${fix}` });
       return null;
     }
-    const declared = def as CapabilityDef;
+    // The plain copy the check read, never the export again: a field is read once (inspect.ts readDeclaration).
+    const declared = check.declaration as unknown as CapabilityDef;
     const execution = declared.execution ?? "allowed";
-    const registered: RegisteredCapability = {
-      id: check.id,
-      // Shown by every surface, a terminal's included: no escape sequence (a colour, a window
-      // title, a screen cleared), control or bidi override of the file's text is passed on.
-      title: plainText(declared.title),
-      description: plainText(declared.description),
-      effect: declared.effect,
-      cancellable: declared.cancellable ?? false,
-      timeout_ms: declared.timeout_ms ?? null,
-      cache: declared.cache ? { ttl_ms: declared.cache.ttl_ms } : null,
-      execution,
-      // Published as docs, to every client: a secret given as an example (read from the environment,
-      // say) is shown as a stored input shows it (docs/security.md).
-      examples: (declared.examples ?? []).map((example) => redact(example, check.input_schema ?? undefined)),
-      errors: [...(declared.errors ?? [])],
-      input_schema: check.input_schema,
-      output_schema: check.output_schema,
-      source,
-      version: options.version ?? versionOf(source, options.text),
-      plane: source.kind === "builtin" && execution === "never",
-      def: declared,
-    };
+    let registered: RegisteredCapability;
+    try {
+      registered = {
+        id: check.id,
+        // Shown by every surface, a terminal's included: no escape sequence (a colour, a window
+        // title, a screen cleared), control or bidi override of the file's text is passed on.
+        title: plainText(declared.title),
+        description: plainText(declared.description),
+        effect: declared.effect,
+        cancellable: declared.cancellable ?? false,
+        timeout_ms: declared.timeout_ms ?? null,
+        cache: declared.cache ? { ttl_ms: declared.cache.ttl_ms } : null,
+        execution,
+        // Published as docs, to every client: a secret given as an example (read from the environment,
+        // say) is shown as a stored input shows it (docs/security.md).
+        examples: (declared.examples ?? []).map((example) => redact(example, check.input_schema ?? undefined)),
+        errors: [...(declared.errors ?? [])],
+        input_schema: check.input_schema,
+        output_schema: check.output_schema,
+        source,
+        version: options.version ?? versionOf(source, options.text),
+        plane: source.kind === "builtin" && execution === "never",
+        def: declared,
+      };
+    } catch (error) {
+      // A value deeper in the declaration (an example) read through a getter or a Proxy that throws.
+      this.#record({ file: source.file, line: null, column: null, reason: declarationThrew(error) });
+      return null;
+    }
     this.#byId.set(registered.id, registered);
     this.#taken.take(registered);
     return registered;

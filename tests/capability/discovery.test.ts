@@ -112,6 +112,32 @@ describe("discoverCapabilities", () => {
     expect(dup.reason).toContain(`already declared by ${join(root, "capabilities/dup.first.ts")}`);
   });
 
+  test("a default export read through a getter or a Proxy, or a class instance, is one file's load error: the others load (foundation tester, session 48: every command stopped)", async () => {
+    const checkout = await tempCheckout();
+    try {
+      await writeFiles(checkout, {
+        "capabilities/good.one.ts": capabilitySource({ id: "good.one" }),
+        "capabilities/getter.boom.ts": 'export default { get id(): string { throw new Error("id getter boom"); }, handler() {} };\n',
+        "capabilities/getter.fine.ts": capabilitySource({ id: "getter.fine" }).replace('id: "getter.fine"', 'get id() { return "getter.fine"; }'),
+        "capabilities/proxy.has.ts": 'export default new Proxy({}, { has() { throw new Error("has trap"); } });\n',
+        "capabilities/class.made.ts": 'class C { get id() { throw new Error("proto getter"); } }\nexport default new C();\n',
+        "capabilities/example.proxy.ts": capabilitySource({ id: "example.proxy", extra: 'examples: [new Proxy({}, { ownKeys() { throw new Error("example trap"); }, get() { throw new Error("example trap"); } })],' }),
+      });
+      const registry = await discoverCapabilities({ root: checkout, dirs: [], builtins: { "builtin.echo.ts": builtin }, importFile });
+      expect(registry.list().map((c) => c.id)).toEqual(["builtin.echo", "good.one"]);
+      const errors = registry.loadErrors();
+      expect(errorFor(errors, "getter.boom.ts")!.reason).toBe('"id" is declared with a getter or setter; declare it as a plain value ("id": …)');
+      // A getter is refused even when it would answer: it is never run on the server's thread.
+      expect(errorFor(errors, "getter.fine.ts")!.reason).toContain('"id" is declared with a getter or setter');
+      expect(errorFor(errors, "proxy.has.ts")!.reason).toStartWith("the default export is a Proxy; export the object capability(");
+      expect(errorFor(errors, "class.made.ts")!.reason).toStartWith("the default export is an instance of a class, not a plain object");
+      expect(errorFor(errors, "example.proxy.ts")!.reason).toBe("reading its declaration threw Error; declare plain values in capability({ … }), with no getter or Proxy");
+      expect(JSON.stringify(errors)).not.toMatch(/id getter boom|has trap|proto getter|example trap/);
+    } finally {
+      await removeCheckout(checkout);
+    }
+  });
+
   test("discoverCapabilities skips helpers, declaration files and subfolders", async () => {
     const registry = await discoverCapabilities({ root, dirs: [], builtins: {}, importFile });
     const files = [...registry.list().map((c) => c.source.file), ...registry.loadErrors().map((e) => e.file)];

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CapabilityDef } from "./declaration.ts";
-import { importCapabilityFile, importPreparedFile, listCapabilityFiles, prepareCapabilityFile, type CapabilityProblem, type ImportCapabilityOptions, type ImportedCapabilityFile } from "./inspect.ts";
+import { importCapabilityFile, importPreparedFile, capabilityFolder, prepareCapabilityFile, type CapabilityProblem, type ImportCapabilityOptions, type ImportedCapabilityFile } from "./inspect.ts";
 import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityRegistry } from "./registry.ts";
 import { caseTwins } from "./_case-twin.ts";
@@ -68,12 +68,18 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
   const seen = new Set<string>();
   const folders = [{ dir: join(root, "capabilities"), explicit: false }, ...options.dirs.map((dir) => ({ dir: resolve(dir), explicit: true }))];
   for (const { dir, explicit } of folders) {
-    const files = await listCapabilityFiles(dir);
+    const found = await capabilityFolder(dir);
     const real = await realpathOrNull(dir);
-    if (files === null || real === null) {
+    if (found.kind === "unusable") {
+      // Read after the folder's name, as a file's load error is ("capabilities it is a file, …").
+      registry.addLoadError({ file: dir, line: null, column: null, reason: `it ${found.reason}${explicit ? " (a folder given with --capabilities)" : ""}` });
+      continue;
+    }
+    if (found.kind === "absent" || real === null) {
       if (explicit) registry.addLoadError({ file: dir, line: null, column: null, reason: `--capabilities ${dir} is not a folder; give an existing folder of capability files` });
       continue;
     }
+    const files = found.files;
     if (seen.has(real)) continue;
     seen.add(real);
     const only = options.only ?? (() => true);

@@ -491,25 +491,49 @@ export function isCapabilityFileName(name: string): boolean {
   return /\.(ts|js)$/.test(name) && !/\.(d|test|spec)\.(ts|js)$/.test(name) && !name.startsWith("_") && !name.startsWith(".");
 }
 
+/** A folder of capability files as discovery finds it: its files, nothing there, or why it cannot be read. */
+export type CapabilityFolder = { kind: "files"; files: string[] } | { kind: "absent" } | { kind: "unusable"; reason: string };
+
 /**
  * The capability files of one folder as discovery loads them: absolute paths, sorted by name (an
- * `x.ts` before an `x.js`, see byStemThenTs), subfolders not descended into. `null` when the
- * folder does not exist or is not a folder.
+ * `x.ts` before an `x.js`, see byStemThenTs), subfolders not descended into. A folder that is there
+ * but cannot be listed (a file, a link to itself, no permission) says why, in words that end with
+ * what to do: it stopped every command with EACCES, or served no capability without a word
+ * (foundation tester, session 48).
  */
-export async function listCapabilityFiles(dir: string): Promise<string[] | null> {
+export async function capabilityFolder(dir: string): Promise<CapabilityFolder> {
   const folder = resolve(dir);
   try {
-    if (!(await stat(folder)).isDirectory()) return null;
-  } catch {
-    return null;
+    if (!(await stat(folder)).isDirectory()) return { kind: "unusable", reason: "is a file, not a folder; capability files go in a folder of that name (move the file away)" };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") return { kind: "unusable", reason: "is a link that leads back to itself; remove it, or make it a folder or a link to one" };
+    if (code === "EACCES" || code === "EPERM") return { kind: "unusable", reason: "cannot be reached: permission denied on a folder above it; let this user enter the folders above it (chmod u+x)" };
+    // A link whose target is gone is there, and says nothing loads: said, not taken for no folder.
+    if (lstatSync(folder, { throwIfNoEntry: false })?.isSymbolicLink()) return { kind: "unusable", reason: "is a link to a folder that does not exist; create the folder it points to, or remove the link" };
+    return { kind: "absent" };
   }
-  return (await readdir(folder, { withFileTypes: true }))
-    // A FIFO, a socket or a device with a capability's name is listed too: loading refuses it by
-    // name (importCapabilityFile), rather than skipping it without a word.
-    .filter((entry) => !entry.isDirectory() && isCapabilityFileName(entry.name))
-    .map((entry) => entry.name)
-    .sort(byStemThenTs)
-    .map((name) => join(folder, name));
+  try {
+    const entries = await readdir(folder, { withFileTypes: true });
+    const files = entries
+      // A FIFO, a socket or a device with a capability's name is listed too: loading refuses it by
+      // name (importCapabilityFile), rather than skipping it without a word.
+      .filter((entry) => !entry.isDirectory() && isCapabilityFileName(entry.name))
+      .map((entry) => entry.name)
+      .sort(byStemThenTs)
+      .map((name) => join(folder, name));
+    return { kind: "files", files };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "an error";
+    if (code === "EACCES" || code === "EPERM") return { kind: "unusable", reason: "cannot be read: permission denied; let this user read and enter it (chmod u+rx)" };
+    return { kind: "unusable", reason: `cannot be read (${code}); check the folder and run again` };
+  }
+}
+
+/** The capability files of one folder (capabilityFolder); `null` when it is not there or cannot be read. */
+export async function listCapabilityFiles(dir: string): Promise<string[] | null> {
+  const found = await capabilityFolder(dir);
+  return found.kind === "files" ? found.files : null;
 }
 
 /**

@@ -125,15 +125,16 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       trialLoads: true,
     });
   } catch (error) {
-    // A worker that cannot start (a broken build, no threads left): the details, which name paths
-    // inside the binary, go to the log under the correlation id; the failure says what to do.
+    // A worker that cannot start (a broken build, no threads left), or a start failing otherwise:
+    // the details, which may name paths inside the binary, go to the log under the correlation id;
+    // the failure says what to do, without claiming a cause it does not know.
     const failure = buildFailure({
       error_code: "unavailable",
       stage: "admit",
-      message: `docket could not start its worker threads, so ${options.target} did not run.`,
+      message: `docket could not start (load the capabilities and start its worker threads), so ${options.target} did not run.`,
       request_id: edge.request_id,
       trace_id: edge.trace_id,
-      suggestion: "Run it again; if it keeps failing, reinstall docket (the binary may be damaged) and report the log above.",
+      suggestion: "The log line above says why: fix what it names (a file or folder it cannot read) and run it again; if it names docket's own files, reinstall docket and report it.",
     });
     output.stderr(runnerSafe(env, `[docket] ${failure.correlation_id} could not start: ${(error as Error)?.stack ?? String(error)}\n`));
     uninstall();

@@ -150,10 +150,61 @@ export function fromWire<M extends ToWorker | FromWorker>(data: string | M): M {
  * it again. One scan of the text, no call per member: 7 ms for 2M empty objects, where a walk of
  * what JSON.parse made took 300 ms.
  */
-export function fromWorkerWire(data: string | FromWorker): FromWorker {
-  const message = fromWire(data);
+export function fromWorkerWire(data: string | FromWorker): FromWorker | null {
+  let message: unknown;
+  try {
+    message = fromWire(data);
+  } catch {
+    return null;
+  }
+  if (!isFromWorker(message)) return null;
   if (typeof data === "string" && message.type === "outcome" && typeof message.outcome === "object" && message.outcome !== null && plainText(data, MAX_INPUT_DEPTH + OUTCOME_ENVELOPE_DEPTH)) markArrivedAsText(message.outcome);
   return message;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
+const isNumber = (value: unknown): value is number => typeof value === "number";
+const isString = (value: unknown): value is string => typeof value === "string";
+
+/**
+ * True for a message of a shape a worker sends: its type known and the fields the main thread reads
+ * of the types they are. A handler shares its thread with the worker's code, and may post on the
+ * worker's port itself (`parentPort.postMessage(null)`, a string): such a message was read as one of
+ * docket's, and threw on the main thread — once part-way through releasing a task (foundation
+ * tester, session 48). Not a defence against a handler that means to forge: what it posts in a
+ * known shape is its own task's doing.
+ */
+function isFromWorker(message: unknown): message is FromWorker {
+  if (!isObject(message)) return false;
+  switch (message.type) {
+    case "ready":
+      return message.thread === null || message.thread === undefined || isString(message.thread);
+    case "events":
+      return isNumber(message.id) && isString(message.json);
+    case "outcome": {
+      const outcome = message.outcome;
+      return isNumber(message.id) && isObject(outcome) && (outcome.ok === true || (outcome.ok === false && isObject(outcome.error) && isString(outcome.error.kind)));
+    }
+    case "importing":
+      return isNumber(message.id);
+    case "host":
+      return isNumber(message.request);
+    case "spawn":
+      return isNumber(message.ref) && isObject(message.request);
+    case "child_taken":
+      return isNumber(message.ref) && isNumber(message.bytes);
+    case "problem":
+    case "tainted":
+      return isString(message.message);
+    case "output":
+      return (message.stream === "stdout" || message.stream === "stderr") && isString(message.text);
+    case "collected":
+      return isNumber(message.held_mb);
+    case "nested":
+      return Array.isArray(message.threads) && message.threads.every(isString);
+    default:
+      return false;
+  }
 }
 
 /** The levels an outcome message puts around its output: the message, its `outcome`. */

@@ -207,8 +207,15 @@ export class WorkerSlot<J> {
     // This worker's `ctx.exec` children, served even after it is replaced: a terminated worker's
     // children are exactly the ones to end.
     const children = workerChildren(worker, this.options.childLedger);
+    let junkSaid = false;
     worker.on("message", (data: string | FromWorker) => {
       const message = fromWorkerWire(data);
+      if (message === null) {
+        // Posted by handler code on the worker's own port: ignored, said once a worker.
+        if (!junkSaid && this.worker === worker) this.options.report(`${laneWorker(this.lane)} sent a message of no shape docket sends (handler code posting on node:worker_threads' parentPort?); it and any like it from this worker are ignored.`);
+        junkSaid = true;
+        return;
+      }
       if (message.type === "events") received(message.json.length);
       if (message.type === "spawn") children.spawn(message.ref, message.request);
       else if (message.type === "child_taken") children.taken(message.ref, message.bytes);

@@ -93,7 +93,11 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let nextHostRequest = 1;
   let current: Running | null = null;
 
-  const post = (message: FromWorker) => port.postMessage(toWire(message));
+  // The port's postMessage as the worker began, bound once: a handler that replaced it (on the
+  // port, or on MessagePort.prototype) left every later message unsent, its own outcome included,
+  // and its execution running for good (foundation tester, session 48).
+  const send = port.postMessage.bind(port);
+  const post = (message: FromWorker) => send(toWire(message));
   // A thread a handler starts and leaves running is no task's: the pool's idle watch looks at the
   // process for what such threads take, while this worker has any (docs/containment.md).
   onNestedWorkers((threads) => post({ type: "nested", threads }));
@@ -189,7 +193,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     }
     try {
       if (message === null) throw thrown;
-      port.postMessage(message);
+      send(message);
     } catch (error) {
       // An output structured clone cannot copy (a function, a Symbol): what the handler returned
       // is refused, named where it is, as the main thread names a Map or an Infinity — nothing was

@@ -132,6 +132,26 @@ async function pidIn(file: string): Promise<number> {
   return 0;
 }
 
+describe("handler code that meddles with the worker's port (foundation tester, session 48)", () => {
+  test("a postMessage replaced on the port or on MessagePort.prototype does not keep a task's outcome from the main thread; the next task runs", async () => {
+    const { outcomes, problems } = await inPlainBun([task("posts", "fixture.posts", { mode: "port" }), task("posts", "fixture.posts", { mode: "prototype" }), task("echo", "fixture.echo", { message: "after" })]);
+    expect(outcomes[0]).toEqual({ ok: true, output: { returned: true } });
+    expect(outcomes[1]).toEqual({ ok: true, output: { returned: true } });
+    expect(outcomes[2]).toMatchObject({ ok: true });
+    expect(problems.join("\n")).not.toMatch(/TypeError|SyntaxError/);
+  }, 30_000);
+
+  test("messages of no shape docket sends are ignored, said once in the log, and throw nothing on the main thread", async () => {
+    const { outcomes, problems } = await inPlainBun([task("posts", "fixture.posts", { mode: "junk" }), task("posts", "fixture.posts", { mode: "junk" }), task("echo", "fixture.echo", { message: "after" })]);
+    expect(outcomes[0]).toEqual({ ok: true, output: { returned: true } });
+    expect(outcomes[1]).toEqual({ ok: true, output: { returned: true } });
+    expect(outcomes[2]).toMatchObject({ ok: true });
+    const said = problems.filter((p) => p.includes("sent a message of no shape docket sends"));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain("handler code posting on node:worker_threads' parentPort?");
+  }, 30_000);
+});
+
 describe("createWorkerPool: shared prototypes between tasks", () => {
   test("what a handler adds to or replaces on the shared prototypes (a deep merge of an input's __proto__) is taken back once its task ends, and said: the next task on the worker, of any capability, never sees it (hostile tester, checking tester, session 38)", async () => {
     const p = makePool({ executionWorkers: 1, directWorkers: 0 });

@@ -56,7 +56,7 @@ describe.skipIf(process.platform === "win32")("a worker's children, served from 
 
   test(`one worker runs at most ${CHILDREN_AT_ONCE} children at once; the others start, in order, as those end, and each is answered`, async () => {
     const posted: FromWorker[] = [];
-    const through = spawnThroughMain((message) => posted.push(fromWorkerWire(message as never)));
+    const through = spawnThroughMain((message) => posted.push(fromWorkerWire(message as never)!));
     const count = CHILDREN_AT_ONCE + 8;
     const started = Array.from({ length: count }, () => through.spawn({ argv: ["true"], cwd: process.cwd(), env: null, stdin: null }, () => undefined));
     const spawns = () => posted.filter((m) => m.type === "spawn") as Extract<FromWorker, { type: "spawn" }>[];
@@ -75,7 +75,7 @@ describe.skipIf(process.platform === "win32")("a worker's children, served from 
 
   test("a child given up on while it waits its turn (its execution cancelled, its task over) never starts; the next one waiting takes the turn (checking tester, session 45)", async () => {
     const posted: FromWorker[] = [];
-    const through = spawnThroughMain((message) => posted.push(fromWorkerWire(message as never)));
+    const through = spawnThroughMain((message) => posted.push(fromWorkerWire(message as never)!));
     const request = { argv: ["true"], cwd: process.cwd(), env: null, stdin: null };
     for (let i = 0; i < CHILDREN_AT_ONCE; i++) void through.spawn(request, () => undefined).catch(() => undefined);
     let wanted = true;

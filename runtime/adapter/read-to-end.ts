@@ -1,7 +1,9 @@
-// Bun only: asks the kernel whether the writer of a socket we read shut its end and nothing it
-// wrote is left unread. Bun 1.4 never emits "end" for a socket stdin (what Node gives a child)
-// that was paused when its writer ended it: `docket mcp` answered everything, then waited for
-// an end that never came, spinning a core (docs: README, "MCP").
+// Bun only: asks the kernel whether the writer of a socket or pipe we read shut its end and
+// nothing it wrote is left unread. Bun 1.4 never emits "end" for a socket stdin (what Node gives a
+// child) that was paused when its writer ended it: `docket mcp` answered everything, then waited
+// for an end that never came, spinning a core (docs: README, "MCP"). A pipe (what Python's
+// subprocess and its MCP SDK give a child) does the same when written in small pieces (MCP
+// tester, session 48: 60,000 pings written 8 KiB at a time hung 3 runs of 3).
 import { fstatSync } from "node:fs";
 import { libcSymbols } from "./_libc.ts";
 
@@ -12,14 +14,15 @@ const POLLRDHUP = 0x2000;
 const FIONREAD = 0x541b;
 
 /**
- * Whether `fd` is a socket whose writer shut its end (or closed it) with nothing left to read;
- * false while it is open or holds unread bytes; null where it cannot be asked (not Linux, no libc
- * through bun:ffi, not a socket).
+ * Whether `fd` is a socket or a pipe whose writer shut its end (or closed it: every writer, for a
+ * pipe) with nothing left to read; false while it is open or holds unread bytes; null where it
+ * cannot be asked (not Linux, no libc through bun:ffi, neither a socket nor a pipe).
  */
 export function readToEnd(fd: number): boolean | null {
   if (process.platform !== "linux") return null;
   try {
-    if (!fstatSync(fd).isSocket()) return null;
+    const kind = fstatSync(fd);
+    if (!kind.isSocket() && !kind.isFIFO()) return null;
   } catch {
     return null;
   }

@@ -153,6 +153,41 @@ describe("Run again after the capability's input changed", () => {
   });
 });
 
+describe("Run again of values the form's controls would send back changed (cockpit tester, session 48)", () => {
+  const capability: RegisteredCapability = {
+    ...capabilityOf("read"),
+    input_schema: {
+      type: "object",
+      properties: {
+        rows: { type: "array", items: { type: "object", properties: { k: { type: "string" }, n: { type: "number" } }, required: ["k"] } },
+        rec: { type: "object", additionalProperties: { type: "string" } },
+        at: { type: "string", format: "date-time" },
+      },
+      required: ["rows"],
+    },
+  };
+
+  test.each([
+    ["a moment finer than milliseconds, which the date-and-time box refuses (sent empty: the field was dropped)", { rows: [{ k: "a" }], at: "2026-06-01T10:00:00.123456Z" }, "at", "a date-and-time box holds a time to the millisecond, with a zone"],
+    ["a record key with spaces at an edge (sent trimmed)", { rows: [{ k: "a" }], rec: { " sp ": "v " } }, 'rec[" sp "]', "a key's box is trimmed and takes no empty key"],
+    ["an empty record key (refused: a value without a key)", { rows: [{ k: "a" }], rec: { "": "e" } }, 'rec[""]', "a key's box is trimmed and takes no empty key"],
+    ["a row whose every box is empty (dropped as no row)", { rows: [{ k: "a" }, { k: "" }, { k: "c" }] }, "rows.1", "a row with every box empty is left out"],
+  ])("%s is named and kept in the raw JSON box, which sends the input as it was", (_, input, path, why) => {
+    const again = againValues(storeWith(input), capability, ID);
+    expect(again.kind).toBe("filled");
+    if (again.kind !== "filled") return;
+    expect(again.notice).toContain(`The fields cannot show ${path} as it was (left empty): ${why}.`);
+    expect(JSON.parse(again.values.get("raw_json")!)).toEqual(input);
+    expect(inputFromForm(formShape(capability.input_schema), again.values)).toEqual({ ok: true, input });
+  });
+
+  test("a moment to the millisecond, a trimmed key and rows with a box filled fit their controls: no raw JSON", () => {
+    const input = { rows: [{ k: "a" }, { k: "", n: 2 }], rec: { sp: " v " }, at: "2026-06-01T10:00:00.123Z" };
+    const again = againValues(storeWith(input), capability, ID);
+    expect(again.kind === "filled" && [again.values.has("raw_json"), again.notice]).toEqual([false, `The form holds the input of ${ID}.`]);
+  });
+});
+
 describe("Run again with more rows than the form draws", () => {
   /** team.look taking rows of files, each with a path and a number, nested rows of tags in each. */
   const withRows: RegisteredCapability = {

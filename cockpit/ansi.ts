@@ -79,13 +79,32 @@ function withSemicolons(text: string): string {
 }
 
 /**
+ * The colour sequences one text is painted with at most; the text past them is shown plain. A
+ * log of 1,000 lines each changing colour 600 times drew half a million spans, and held the
+ * server's main thread 4 s for one page (cockpit tester, session 48).
+ */
+export const MAX_COLOUR_SEQUENCES = 64;
+
+const SGR_SEQUENCES = /\u001b\[[0-9;:]*m/g;
+
+/** Where the sequence past MAX_COLOUR_SEQUENCES starts in `text`, or null when it has no more. */
+function pastColourBound(text: string): number | null {
+  let count = 0;
+  for (const sequence of text.matchAll(SGR_SEQUENCES)) if (++count > MAX_COLOUR_SEQUENCES) return sequence.index;
+  return null;
+}
+
+/**
  * A log line's text cut into coloured runs, parsed by anser (a maintained ANSI parser): only
  * class names from two fixed lists come out, and the text itself is rendered through JSX text or
  * `textContent`, so a line can colour itself but never inject markup. The browser's copy of
  * this mapping is `colourSpans` in assets/ansi.js; a test holds the two to the same output.
+ * Past MAX_COLOUR_SEQUENCES sequences the rest of the text is one plain run, its sequences removed.
  */
 export function colourSpans(text: string): ColourSpan[] {
   if (!text.includes("\u001b[")) return [{ text, classes: [] }];
+  const plainFrom = pastColourBound(text);
+  if (plainFrom !== null) return [...colourSpans(text.slice(0, plainFrom)), { text: text.slice(plainFrom).replace(SGR_SEQUENCES, ""), classes: [] }];
   return Anser.ansiToJson(withSemicolons(text), { use_classes: true, remove_empty: true }).map((token) => {
     const classes: string[] = [];
     // anser reports reverse video (SGR 7) as isInverted, which its type declarations leave out.

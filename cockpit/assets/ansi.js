@@ -96,8 +96,22 @@
   }
 
   /** Text → [{ text, classes }], the same runs as the server renders. */
+  /** cockpit/ansi.ts MAX_COLOUR_SEQUENCES: the text past them is one plain run. */
+  var MAX_COLOUR_SEQUENCES = 64;
+
+  /** Where the sequence past MAX_COLOUR_SEQUENCES starts in `text`, or -1. */
+  function pastColourBound(text) {
+    var sequences = /\u001b\[[0-9;:]*m/g;
+    var count = 0;
+    var found;
+    while ((found = sequences.exec(text)) !== null) if (++count > MAX_COLOUR_SEQUENCES) return found.index;
+    return -1;
+  }
+
   function colourSpans(text) {
     if (text.indexOf("\u001b[") === -1 || !docket.Anser) return [{ text: text, classes: [] }];
+    var plainFrom = pastColourBound(text);
+    if (plainFrom !== -1) return colourSpans(text.slice(0, plainFrom)).concat([{ text: text.slice(plainFrom).replace(/\u001b\[[0-9;:]*m/g, ""), classes: [] }]);
     return docket.Anser.ansiToJson(withSemicolons(text), { use_classes: true, remove_empty: true }).map(function (token) {
       var classes = [];
       var fg = token.isInverted ? basicColour(token.bg, token.bg_truecolor) : basicColour(token.fg, token.fg_truecolor);

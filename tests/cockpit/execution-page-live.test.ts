@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { colourSpans } from "../../cockpit/ansi.ts";
+import { colourSpans, MAX_COLOUR_SEQUENCES } from "../../cockpit/ansi.ts";
 import { loadPage, type FakeFetch, type LoadedPage } from "./_support/dom.ts";
 import { event, executionHtml, ID, runningSnapshot, stamp } from "./_support/fixtures.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
@@ -60,6 +60,23 @@ describe("execution page scripts: colour and filter", () => {
       }),
       { numRuns: 300 },
     );
+    // Around the bound of sequences a text is painted with.
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 40, maxLength: 160 }), (pieces) => {
+        const text = pieces.join("");
+        expect(window.docket.colourSpans(text)).toEqual(colourSpans(text));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  test("a text is painted with its first MAX_COLOUR_SEQUENCES colour sequences; the rest is one plain run, on the server and in the browser (cockpit tester, session 48: 600 a line held the server 4 s a page)", () => {
+    const { window } = live();
+    const text = "\u001b[31mr\u001b[32mg".repeat(100) + "\u001b[1mtail";
+    const spans = colourSpans(text);
+    expect(spans.filter((span) => span.classes.length > 0)).toHaveLength(MAX_COLOUR_SEQUENCES);
+    expect(spans.at(-1)).toEqual({ text: "rg".repeat(100 - MAX_COLOUR_SEQUENCES / 2) + "tail", classes: [] });
+    expect(window.docket.colourSpans(text)).toEqual(spans);
   });
 
   test("colourSpans paints 256-colour and true-colour runs in the nearest basic colour, by hue", () => {

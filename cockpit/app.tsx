@@ -205,7 +205,18 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     }
     const noticeKey = c.req.query("notice");
     const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES };
-    const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;
+    if (noticeKey !== undefined && noticeKey !== "" && !Object.hasOwn(notices, noticeKey)) {
+      return problemResponse(c, root, { status: 400, title: "Unknown notice", message: `notice must be one of ${Object.keys(notices).join(", ")}, got ${JSON.stringify(noticeKey.slice(0, 40))}.` });
+    }
+    // A notice that says what happened is shown only while the execution says so too: a shared
+    // link with ?notice=released claimed deleted files above the panel listing them (cockpit
+    // tester, session 48).
+    const holds: Partial<Record<keyof typeof notices, () => boolean>> = {
+      released: () => plane.handle(cockpitEdge(c)).artifacts(id).length === 0,
+      "cancel-requested": () => execution.cancel_requested !== undefined,
+      reconciled: () => execution.reconciliation !== undefined,
+    };
+    const notice = noticeKey && Object.hasOwn(notices, noticeKey) && (holds[noticeKey as keyof typeof notices]?.() ?? true) ? notices[noticeKey as keyof typeof notices] : null;
     const partial = sections.length > 0;
     const props = {
       root,

@@ -34,6 +34,20 @@ describe("cockpit: release and run again", () => {
     expect(doc.querySelector('[data-section="artifacts"]')!.hasAttribute("hidden")).toBe(true);
   });
 
+  test("a notice the execution does not bear out is not shown, and one the cockpit does not know is a 400 page (cockpit tester, session 48: ?notice=released above the files it claimed deleted)", async () => {
+    const id = await server.start("team.report", {});
+    await server.completed(id);
+    const notice = async (query: string) => parseHtml((await server.page(`/cockpit/executions/${id}${query}`)).html).querySelector('[data-slot="notice"]')?.textContent?.trim() || null;
+    // Its artifacts are still there; it was never asked to stop, nor reconciled.
+    expect(await notice("?notice=released")).toBeNull();
+    expect(await notice("?notice=cancel-requested")).toBeNull();
+    expect(await notice("?notice=reconciled")).toBeNull();
+    expect(await notice("")).toBeNull();
+    const unknown = await server.page(`/cockpit/executions/${id}?notice=bogus`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.html).toContain("notice must be one of cancel-requested, cancel-refused, cancel-unrecorded, released, reconciled, check-unsure, got &quot;bogus&quot;.");
+  });
+
   test("Release of a running execution is refused with the reason, on the page and by the route", async () => {
     const id = await server.start("team.gate", { name: "release", steps: 1 });
     try {

@@ -242,6 +242,24 @@ describe.skipIf(!BROWSER_TESTS)("cockpit pages in headless Chromium", () => {
     await phone.close();
   }, TEST_TIMEOUT);
 
+  test("the overview's state counts stay in their tiles with counts of thousands, at both widths (cockpit tester, session 48: 1000 ran into the next tile at 1280 px)", async () => {
+    for (const context of [wide, narrow]) {
+      const page = await context.newPage();
+      await page.goto(`${server.url}/cockpit`);
+      await page.waitForLoadState("load");
+      const spills = await page.$$eval(".count-tile", (tiles) =>
+        tiles.map((tile) => {
+          // Counts as a full store shows them (executions_retained is 1,000 by default; more can be kept).
+          tile.querySelector(".count")!.textContent = "100000";
+          const box = tile.getBoundingClientRect();
+          return [...tile.children].map((child) => child.getBoundingClientRect()).filter((inner) => inner.right > box.right + 0.5 || inner.left < box.left - 0.5).length;
+        }),
+      );
+      expect(spills.every((n) => n === 0)).toBe(true);
+      await page.close();
+    }
+  }, TEST_TIMEOUT);
+
   test("the timeline's steps share one time axis at every width, and at 390 px its tracks are the page's width", async () => {
     // Step 1 done, step 2 running: rows whose words differ in length ("done · …", "running · …").
     const id = await server.start("team.gate", { name: "axis", steps: 2 });

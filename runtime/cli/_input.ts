@@ -144,14 +144,16 @@ export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<
   if (base === null || typeof base !== "object" || Array.isArray(base)) return refused("--input-env fills fields of an object input, but --input is not a JSON object.");
   const input: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   let unsetEnv: string | undefined;
-  for (const pair of pairs) {
+  for (const [at, pair] of pairs.entries()) {
     const match = INPUT_ENV.exec(pair);
     if (!match) return refused(`--input-env takes field=VARIABLE, like --input-env token=GITHUB_TOKEN, got ${JSON.stringify(pair.slice(0, 80))}.`);
     const [, field, variable] = match as unknown as [string, string, string];
-    // The same field, or a field and one inside it (auth and auth.token): one would win, by the flags' order.
-    const twice = pairs.find((other) => {
+    // The same field, or a field and one inside it (auth and auth.token): one would win, by the
+    // flags' order. The same pair given twice is the same field twice too (MCP/CLI tester,
+    // session 48: it was taken, and its note said twice).
+    const twice = pairs.find((other, index) => {
       const named = other.slice(0, Math.max(0, other.indexOf("=")));
-      return other !== pair && (named === field || named.startsWith(`${field}.`) || field.startsWith(`${named}.`));
+      return index !== at && (named === field || named.startsWith(`${field}.`) || field.startsWith(`${named}.`));
     });
     if (twice !== undefined) {
       const named = twice.slice(0, twice.indexOf("="));

@@ -149,6 +149,8 @@ describe("applyInputEnv", () => {
 
   test("one field named by two --input-env is refused, naming both: neither would win without a word", () => {
     expect(applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "note=NOTE", "token=NOTE"], env)).toEqual({ ok: false, message: "--input-env token=SLACK_TOKEN and --input-env token=NOTE both give token; give it once.", suggestion: INPUT_ENV_SUGGESTION });
+    // The same pair twice is the same field twice (MCP/CLI tester, session 48: taken, its note said twice).
+    expect(applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "token=SLACK_TOKEN"], env)).toEqual({ ok: false, message: "--input-env token=SLACK_TOKEN and --input-env token=SLACK_TOKEN both give token; give it once.", suggestion: INPUT_ENV_SUGGESTION });
     // A field and one inside it, in either order (tester H: auth.token then auth kept auth alone).
     for (const pairs of [["auth=SLACK_TOKEN", "auth.token=NOTE"], ["auth.token=NOTE", "auth=SLACK_TOKEN"]]) {
       expect(applyInputEnv({ ok: true, value: {} }, pairs, env)).toMatchObject({ ok: false, message: expect.stringContaining("one inside the other; give one of them.") });

@@ -510,7 +510,7 @@ export async function capabilityFolder(dir: string): Promise<CapabilityFolder> {
     if (code === "ELOOP") return { kind: "unusable", reason: "is a link that leads back to itself; remove it, or make it a folder or a link to one" };
     if (code === "EACCES" || code === "EPERM") return { kind: "unusable", reason: "cannot be reached: permission denied on a folder above it; let this user enter the folders above it (chmod u+x)" };
     // A link whose target is gone is there, and says nothing loads: said, not taken for no folder.
-    if (lstatSync(folder, { throwIfNoEntry: false })?.isSymbolicLink()) return { kind: "unusable", reason: "is a link to a folder that does not exist; create the folder it points to, or remove the link" };
+    if (isLink(folder)) return { kind: "unusable", reason: "is a link to a folder that does not exist; create the folder it points to, or remove the link" };
     return { kind: "absent" };
   }
   try {
@@ -527,6 +527,15 @@ export async function capabilityFolder(dir: string): Promise<CapabilityFolder> {
     const code = (error as NodeJS.ErrnoException).code ?? "an error";
     if (code === "EACCES" || code === "EPERM") return { kind: "unusable", reason: "cannot be read: permission denied; let this user read and enter it (chmod u+rx)" };
     return { kind: "unusable", reason: `cannot be read (${code}); check the folder and run again` };
+  }
+}
+
+/** Whether `path` is a symbolic link; false when nothing is there, or a file stands where a folder above it should be. */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

@@ -40,7 +40,8 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
     const wantsHelp = rawArgs.includes("--help") || rawArgs.includes("-h");
     // A group's word that names none of its commands: `docket help exectuions` (which is
     // `docket exectuions --help`) gets the "did you mean" the mistyped command gets, not the group's help.
-    const unknown = leaf.cmd.run ? undefined : rest.find((t) => !t.startsWith("-"));
+    // The value of a `--format` (`docket --format json`) is no command's name.
+    const unknown = leaf.cmd.run ? undefined : rest.find((t, i) => !t.startsWith("-") && rest[i - 1] !== "--format");
     if (wantsHelp && unknown === undefined) {
       await writeStdout(await renderHelp(chain, wantsColor(process.stdout, process.env)));
       return EXIT.succeeded;
@@ -78,9 +79,11 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       if (named?.leaf.cmd.run && named.leaf.meta.onUsageError) {
         const args = (typeof named.leaf.cmd.args === "function" ? await named.leaf.cmd.args() : await named.leaf.cmd.args) ?? {};
         await named.leaf.meta.onUsageError({ message, tokens: named.rest, args });
-      } else if (named?.leaf.cmd.run) {
-        // `--format json` prints one JSON document whatever was wrong, as a refusal by the server does: `{error}`.
-        const formats = repeatedFlag(named.rest, "format");
+      } else {
+        // `--format json` prints one JSON document whatever was wrong, as a refusal by the server
+        // does: `{error}` — a command of a group that names none too (`docket executions bogus
+        // --format json` printed nothing on stdout: MCP/CLI tester, session 48).
+        const formats = repeatedFlag(named?.leaf.cmd.run ? named.rest : rawArgs, "format");
         if (formats.length > 0 && formats.every((format) => format === "json")) {
           const edge = cliEdge(process.env);
           const failure = buildFailure({ error_code: "invalid_input", stage: "validate", message, suggestion: help.trim() || `See ${command} --help.`, context: { reason: "usage" }, request_id: edge.request_id, trace_id: edge.trace_id });

@@ -155,6 +155,10 @@ describe("docket command-line mistakes exit 2", () => {
       // Refused inside the command, after it claimed stdout for its document (walkthrough tester, session 40).
       ["capabilities", "show", "nope.nope", "--format", "json"],
       ["capabilities", "list", "--capabilities", "nodir", "--format", "json"],
+      // A group's command that names none of them, or none (MCP/CLI tester, session 48: stdout was empty).
+      ["executions", "bogus", "--format", "json"],
+      ["bogus", "--format", "json"],
+      ["executions", "--format", "json"],
     ]) {
       const refused = await cli(line);
       expect(refused.code).toBe(2);
@@ -165,6 +169,9 @@ describe("docket command-line mistakes exit 2", () => {
     const text = await cli(["capabilities", "list", "--bogus"]);
     expect(text.code).toBe(2);
     expect(text.stdout).toBe("");
+    // The value of --format is no command: docket --format json needs one.
+    const bare = await cli(["--format", "json"]);
+    expect(JSON.parse(bare.stdout).error.message).toBe("docket needs a command.");
   });
 
   test("a group without its command", async () => {

@@ -21,7 +21,8 @@ export function checkMessage(value: unknown, unit: "line" | "request"): CheckedM
   const notification = isNotification(value);
   if (byPosition(value)) {
     // JSON-RPC 2.0 allows params by position; MCP's methods take them by name: the params are wrong, not the message.
-    return { ok: false, id: idOf(value), code: ErrorCode.InvalidParams, message: `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify((value as { method: string }).method)} was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.`, notification };
+    const method = (value as { method: string }).method;
+    return { ok: false, id: idOf(value), code: ErrorCode.InvalidParams, message: `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify(method)} was sent an array. ${paramsHint(method)}`, notification };
   }
   const issue = deepest(parsed.error.issues as Issue[]);
   return { ok: false, id: idOf(value), code: ErrorCode.InvalidRequest, message: `Invalid Request: ${notAMessage(value, unit, issue)}`, notification };
@@ -42,6 +43,26 @@ function isNotification(value: unknown): boolean {
 const INITIALIZE_HINT = `Send params as {"protocolVersion": "${LATEST_PROTOCOL_VERSION}", "capabilities": {}, "clientInfo": {"name": "<client>", "version": "<version>"}}.`;
 
 const CANCELLED_HINT = 'Send params like {"requestId": 7, "reason": "…"}: the id of the request to cancel, as it was sent.';
+
+/**
+ * What to send as `method`'s params, for a refusal of params sent by position: the example of
+ * tools/call was given whatever the method (MCP/CLI tester, session 48: initialize was told to
+ * send a tool's name).
+ */
+function paramsHint(method: string): string {
+  switch (method) {
+    case "initialize":
+      return INITIALIZE_HINT;
+    case "notifications/cancelled":
+      return CANCELLED_HINT;
+    case "tools/call":
+      return 'Send params like {"name": "<tool>", "arguments": {…}}.';
+    case "resources/read":
+      return 'Send params like {"uri": "docket://executions/<id>"}.';
+    default:
+      return "Send params as an object, or none at all when the method takes none.";
+  }
+}
 
 const TASK_HINT = "Send the request without task; for work to follow later, call docket_execution_start and read docket_execution_events.";
 

@@ -91,5 +91,13 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
   server.setRequestHandler(checkedRequest(ReadResourceRequestSchema, 'Send params as {"uri": "docket://executions/<id>"}: resources/list and resources/templates/list name the resources.'), (request, extra) =>
     readResource(plane, request.params.uri, edgeOf({ requestId: extra.requestId, _meta: request.params._meta }), log),
   );
+  // A method no handler above answers: named, with those that are, not the SDK's bare "Method not
+  // found" (MCP/CLI tester, session 48: prompts/list, logging/setLevel left an agent guessing).
+  server.fallbackRequestHandler = async (request) => {
+    throw rpcError(ErrorCode.MethodNotFound, `Method not found: docket's MCP server does not answer ${JSON.stringify(request.method.slice(0, 80))}; it answers ${ANSWERED_METHODS.join(", ")} (it offers tools and resources, no prompts, logging or completions).`);
+  };
   return server;
 }
+
+/** The requests the server answers: the SDK's own (initialize, ping) and those set above. */
+const ANSWERED_METHODS = ["initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read"];

@@ -62,3 +62,12 @@ test("checkMessage refuses a cancellation whose requestId is no request id, as a
   expect(checkMessage({ jsonrpc: "2.0", method: "notifications/cancelled", params: {} }, "line").ok).toBe(true);
   expect(checkMessage({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "r-1", reason: "timed out" } }, "line").ok).toBe(true);
 });
+
+test("params sent by position are -32602 with what that method takes, not always a tool call's (MCP/CLI tester, session 48)", () => {
+  const hint = (method: string) => refusal({ jsonrpc: "2.0", id: 7, method, params: [1] }).message;
+  expect(hint("tools/call")).toEndWith('was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.');
+  expect(hint("initialize")).toContain('was sent an array. Send params as {"protocolVersion": ');
+  expect(hint("resources/read")).toEndWith('Send params like {"uri": "docket://executions/<id>"}.');
+  expect(hint("tools/list")).toEndWith("Send params as an object, or none at all when the method takes none.");
+  expect(refusal({ jsonrpc: "2.0", id: 7, method: "initialize", params: [1] })).toMatchObject({ id: 7, code: -32602 });
+});

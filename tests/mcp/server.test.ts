@@ -31,6 +31,17 @@ async function startDemonstration(input: Record<string, unknown>): Promise<strin
   return structured(result).execution.id;
 }
 
+describe("a method the server does not answer", () => {
+  test("is -32601 naming it and the methods it answers, not a bare 'Method not found' (MCP/CLI tester, session 48)", async () => {
+    for (const method of ["prompts/list", "logging/setLevel", "completion/complete", "bogus/method"]) {
+      const error = await client.request({ method, params: {} } as never, {} as never).catch((e) => e);
+      expect(error).toBeInstanceOf(McpError);
+      expect(error.code).toBe(ErrorCode.MethodNotFound);
+      expect(error.message).toContain(`docket's MCP server does not answer "${method}"; it answers initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read`);
+    }
+  });
+});
+
 describe("tools/list", () => {
   test("tools/list is the registry: the six plane tools, then every capability that is not a plane capability", async () => {
     const { tools } = await client.listTools();

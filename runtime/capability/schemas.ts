@@ -1,14 +1,20 @@
 import * as v from "valibot";
-import { EXECUTION_ID_PATTERN, isExecutionId } from "../execution/execution-id.ts";
+import { EXECUTION_ID_PATTERN, impossibleIdDate, isExecutionId } from "../execution/execution-id.ts";
 import { EXECUTION_STATES } from "../execution/state-machine.ts";
 
 /** An execution id, checked by shape before any look-up (docs/protocol.md). */
 export function executionIdSchema() {
+  // One problem an id: the date it names no moment is said (month 13, the 30th of February), once
+  // — the pattern and the calendar's check each said the same sentence (MCP/CLI tester, session 48).
+  const problem = (issue: { input: unknown }) => {
+    const date = typeof issue.input === "string" ? impossibleIdDate(issue.input) : null;
+    return `must be an execution id like x-20260908T010203Z-0a1b2c3d${date === null ? "" : ` (its UTC date and time, yyyymmddThhmmss, name no moment: ${date})`}`;
+  };
   return v.pipe(
     v.string(),
-    v.regex(EXECUTION_ID_PATTERN, "must be an execution id like x-20260908T010203Z-0a1b2c3d"),
+    v.regex(EXECUTION_ID_PATTERN, problem),
     // A day its month does not have (the 30th of February): no pattern says it.
-    v.check((id: string) => isExecutionId(id), "must be an execution id like x-20260908T010203Z-0a1b2c3d"),
+    v.check((id: string) => !EXECUTION_ID_PATTERN.test(id) || isExecutionId(id), problem),
     v.description("An execution id: x-<UTC yyyymmddThhmmssZ>-<8 lower hex>."),
   );
 }

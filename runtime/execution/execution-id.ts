@@ -16,6 +16,27 @@ export function isExecutionId(value: unknown): value is string {
   return Number(value.slice(8, 10)) <= last.getUTCDate();
 }
 
+/** The shape of an id with any digits for its date and time, to say which part of a date is none. */
+const LOOSE_ID = /^x-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9a-f]{8}$/;
+
+/**
+ * Why `value`, shaped like an execution id, names no moment (`there is no month 13`), for a
+ * refusal to say: null when it is not of that shape at all, or when its date is one.
+ */
+export function impossibleIdDate(value: string): string | null {
+  const parts = LOOSE_ID.exec(value);
+  if (!parts) return null;
+  const [, year, month, day, hour, minute, second] = parts as unknown as [string, string, string, string, string, string, string];
+  if (Number(month) < 1 || Number(month) > 12) return `there is no month ${month}`;
+  const last = new Date(0);
+  last.setUTCFullYear(Number(year), Number(month), 0);
+  if (Number(day) < 1 || Number(day) > last.getUTCDate()) return `${year}-${month} has no day ${day}`;
+  if (Number(hour) > 23) return `there is no hour ${hour}`;
+  if (Number(minute) > 59) return `there is no minute ${minute}`;
+  if (Number(second) > 59) return `there is no second ${second}`;
+  return null;
+}
+
 /** A fresh execution id stamped with `now` (UTC, second precision) and 32 random bits. */
 export function newExecutionId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");

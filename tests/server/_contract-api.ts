@@ -179,6 +179,11 @@ export function apiContract(name: string, start: StartFn): void {
         expect(response.status).toBe(400);
         expect(isDescriptor(await response.json())).toBe(true);
       }
+      // Said once, with what of the date names no moment (MCP/CLI tester, session 48: the same sentence twice, no reason).
+      const said = async (id: string) => ((await (await http.get(`/api/v1/executions/get?id=${id}`)).json()) as any).error.message as string;
+      expect(await said(impossible[0]!)).toBe("Cannot call executions.get: input.id: must be an execution id like x-20260908T010203Z-0a1b2c3d (its UTC date and time, yyyymmddThhmmss, name no moment: there is no month 13)");
+      expect(await said(impossible[2]!)).toContain("name no moment: 2026-02 has no day 30)");
+      expect(await said("x-bad")).toBe("Cannot call executions.get: input.id: must be an execution id like x-20260908T010203Z-0a1b2c3d");
     });
 
     test("client mistakes are 4xx naming the field: a list cursor this server never gave out, files.digest of a missing path", async () => {

@@ -43,6 +43,8 @@ const EXAMPLE = `--input '{"path":"src"}', --input @input.json or --input - (rea
 export async function readInput(flag: string | undefined, sources: InputSources): Promise<ParsedInput> {
   if (flag === undefined) return { ok: true, value: undefined };
   if (flag !== "-" && !flag.startsWith("@")) return parseJson(flag, "--input");
+  // `@` alone named the working folder, and was refused as "a folder" (MCP/CLI tester, session 48).
+  if (flag.trim() === "@") return { ok: false, message: `--input @ names no file: give its path after the @, e.g. --input @input.json, or - to read stdin.` };
   const path = flag === "-" ? null : resolve(sources.cwd, flag.slice(1));
   const origin = path === null ? "--input - (stdin)" : `--input ${flag}`;
   let read: Uint8Array | "too_large";

@@ -55,8 +55,15 @@ describe("docket run --result-file", () => {
     const cwd = checkout();
     const result = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "missing/result.json"], { cwd });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--result-file "missing/result.json" cannot be written: give a file path in a folder that exists.');
+    expect(result.stderr).toContain(`--result-file "missing/result.json" cannot be written: its folder ${join(cwd, "missing")} does not exist; make it first, or give a file path in a folder that exists.`);
     expect(result.stderr).not.toContain("demo.greet x-");
+    // A folder, and nothing, are said as what they are (MCP/CLI tester, session 48: "/tmp" was told to be in a folder that exists).
+    const folder = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "."], { cwd });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain('--result-file "." cannot be written: it is a folder; give a file path, e.g. --result-file result.json.');
+    const empty = await docket(fromSource, ["run", "demo.greet", "--input", "@", "--result-file", "r.json"], { cwd });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("--input @ names no file: give its path after the @, e.g. --input @input.json, or - to read stdin.");
   });
 
   test("in GitHub Actions a run sets the outputs execution-id, state and result-file, refusals included", async () => {

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { existsSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { firstPositional, repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
@@ -83,18 +83,25 @@ export default defineCommand({
   },
 });
 
-/** The `--result-file` path, refused before anything runs when its folder does not exist. */
-function resultFile(path: string | undefined): string | undefined {
-  if (path === undefined) return undefined;
-  const full = writableResultFile(path);
-  if (full === undefined) throw new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: give a file path in a folder that exists.`, "docket run");
-  return full;
+/** The full `--result-file` path when it names a file in a folder that exists, else undefined. */
+function writableResultFile(path: string): string | undefined {
+  try {
+    return resultFile(path);
+  } catch {
+    return undefined;
+  }
 }
 
-/** The full `--result-file` path when it names a file in a folder that exists. */
-function writableResultFile(path: string): string | undefined {
+/** The `--result-file` path, refused before anything runs when it names no file in a folder that exists. */
+function resultFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
   const full = resolve(process.cwd(), path);
-  return path.trim() === "" || !existsSync(dirname(full)) || (existsSync(full) && statSync(full).isDirectory()) ? undefined : full;
+  // Each case in its own words: `/tmp`, a folder that exists, was told to be "in a folder that exists" (MCP/CLI tester, session 48).
+  const refuse = (why: string) => new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: ${why}`, "docket run");
+  if (path.trim() === "") throw refuse("it names no file; give a file path, e.g. --result-file result.json.");
+  if (existsSync(full) && statSync(full).isDirectory()) throw refuse(`it is a folder; give a file path, e.g. --result-file ${join(path, "result.json")}.`);
+  if (!existsSync(dirname(full))) throw refuse(`its folder ${dirname(full)} does not exist; make it first, or give a file path in a folder that exists.`);
+  return full;
 }
 
 /** The input_bytes limit in force; a DOCKET_* value out of range is refused by the run itself, before the input is used. */

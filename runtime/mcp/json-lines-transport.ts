@@ -54,6 +54,8 @@ export class JsonLinesTransport implements Transport {
   private readonly unanswered = new PendingRequests();
   /** stdin is paused: more than MAX_BACKLOG_BYTES is held back. */
   private paused = false;
+  /** A line was read: a byte-order mark is skipped before the first one only. */
+  private lineRead = false;
 
   constructor(
     private readonly stdin: Readable,
@@ -240,7 +242,14 @@ export class JsonLinesTransport implements Transport {
 
   /** One line: a message for the server, or an error answered here. */
   private read(text: string): void {
-    const line = text.endsWith("\r") ? text.slice(0, -1) : text;
+    let line = text.endsWith("\r") ? text.slice(0, -1) : text;
+    // A byte-order mark before the first line (a file written by Windows PowerShell, piped in) is
+    // no part of the message, as `--input @file` skips it: the initialize was refused as
+    // "Unrecognized token, at column 1" (MCP/CLI tester, session 48).
+    if (!this.lineRead) {
+      this.lineRead = true;
+      if (line.startsWith("\uFEFF")) line = line.slice(1);
+    }
     if (isBlankJson(line)) return;
     let value: unknown;
     try {

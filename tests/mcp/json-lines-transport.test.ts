@@ -31,6 +31,16 @@ describe("JsonLinesTransport", () => {
     expect(delivered).toEqual([{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "café" } }]);
   });
 
+  test("JsonLinesTransport skips a byte-order mark before the first line only (MCP/CLI tester, session 48: the initialize was refused at column 1)", async () => {
+    const { stdin, delivered, written } = await linked();
+    stdin.write(`\uFEFF${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n\uFEFF${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}\n`);
+    await untilSeen(() => delivered.length > 0, "the first message");
+    await Bun.sleep(20);
+    expect(delivered).toEqual([{ jsonrpc: "2.0", id: 1, method: "ping" }]);
+    // One inside the stream is no whitespace JSON knows: that line is malformed.
+    expect(written()).toMatchObject([{ id: null, error: { code: -32700 } }]);
+  });
+
   test("JsonLinesTransport never answers a notification, one whose params do not fit included: it is said on its error channel and dropped (JSON-RPC 2.0; MCP tester)", async () => {
     const { stdin, transport, delivered, written } = await linked();
     const errors: string[] = [];

@@ -16,6 +16,13 @@ export function idNamedBy(file: string): string {
   return basename(file).replace(/\.[^.]+$/, "");
 }
 
+/**
+ * The longest capability id: its MCP tool is named after it (dots as underscores), and MCP
+ * clients take tool names of 1–64 characters — some refuse every tool of a server that offers a
+ * longer one (foundation tester, session 48: a 242-character id loaded).
+ */
+export const MAX_CAPABILITY_ID_LENGTH = 64;
+
 /** What to tell a user whose id does not have the shape. */
 export const CAPABILITY_ID_RULE = "namespace.verb, at least two parts, each a lower-case letter followed by lower-case letters, digits, _ or -";
 

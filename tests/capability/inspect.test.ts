@@ -102,6 +102,9 @@ describe("checkDeclaration", () => {
     for (const bad of ["repo", "Repo.x", "repo.-x", "repo.lint-check.", "-repo.x", "repo..x", "repo.x y"]) {
       expect(ids(bad)[0]?.reason).toContain("must be lower-case dotted");
     }
+    // Its MCP tool is named after it: 64 characters at most (foundation tester, session 48: 242 loaded).
+    expect(ids(`a.${"b".repeat(62)}`)).toEqual([]);
+    expect(ids(`a.${"b".repeat(63)}`)[0]?.reason).toBe(`id "a.${"b".repeat(38)}…" is 65 characters; an id is at most 64, since its MCP tool is named after it and agents' clients take tool names of at most 64: give it a shorter one`);
   });
 
   test("checkDeclaration reports a missing id without a line", () => {

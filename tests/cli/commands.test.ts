@@ -341,6 +341,11 @@ describe("docket new", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('"Hello" is not a capability id');
     expect(existsSync(join(repo, "capabilities"))).toBe(false);
+    // Longer than an MCP tool's name may be: refused before a file that would not load is made.
+    const long = await cli(["new", `a.${"b".repeat(63)}`], repo);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain("is 65 characters: a capability id is at most 64 (its MCP tool is named after it); give a shorter one.");
+    expect(existsSync(join(repo, "capabilities"))).toBe(false);
     // A file name where the id goes (tester S: it made capabilities/dup.one.js.ts).
     const named = await cli(["new", "dup.one.js"], repo);
     expect(named.code).toBe(2);

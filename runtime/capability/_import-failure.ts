@@ -1,5 +1,5 @@
 import { compileOptionsOf, jsxRuntimeSourceOf } from "./compile-options.ts";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { explainUnresolvedPackage, installAdvice, installedPackageOf, packageOf } from "./_missing-package.ts";
@@ -68,6 +68,12 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
   const build = firstBuildMessage(error);
   if (build) return fromReadFailure(build.message, file, text) ?? fromBuildMessage(build.message, build.position, build.more, file, text);
   if (isNamed(error, "ResolveMessage")) {
+    // The capability file itself, gone between its listing and its import (deleted or moved while
+    // docket loaded it): said so, not as an import of docket's own module the file "computes"
+    // (foundation tester, session 48: it named $bunfs/root/worker-entry.js).
+    if (samePath(String((error as { specifier?: unknown }).specifier ?? ""), file) && !existsSync(file)) {
+      return { reason: "the file does not exist (deleted or moved while docket loaded it)", line: null, column: null, outside: true };
+    }
     const importer = String((error as { referrer?: unknown }).referrer ?? "") || file;
     const own = samePath(importer, file);
     // A helper's unresolved import is found in the helper's text (read again: this is the failure path).

@@ -27,6 +27,11 @@ describe("describeImportFailure", () => {
     expect(failure.detail).toContain("invalid ELF header");
   });
 
+  test("the capability file itself gone before its import is said so, not as an import of docket's own module the file computes (foundation tester, session 48)", async () => {
+    const gone = await import(`${FILE}?docket_pin=1`).catch((error: unknown) => error);
+    expect(describeImportFailure(gone, FILE)).toEqual({ reason: "the file does not exist (deleted or moved while docket loaded it)", line: null, column: null, outside: true });
+  });
+
   test("docket's own code inside the binary is never named as the user's module (it said '(in ../../$bunfs/root/chunk-….js line 276)')", () => {
     const error = Object.assign(new CapabilityError("not_runnable", "docket no longer holds the text"), { stack: "CapabilityError: docket no longer holds the text\n    at pinned (/$bunfs/root/chunk-xvjrzphc.js:276:13)\n    at node_modules/x/index.js:1:1" });
     // docket's own refusal while loading is in its own words: shown whole.

@@ -63,13 +63,17 @@ export default capability({
       } catch (error) {
         if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
         unreadable.push(file.rel);
-        ctx.progress.diagnostic({ severity: "error", code: "unreadable", file: file.rel, message: `Cannot read ${file.rel}: ${(error as Error).message}` });
+        // A name that is not UTF-8 is listed decoded, with U+FFFD for its bad bytes, and that name
+        // opens nothing: said as what it is, not as a file that does not exist (foundation tester, session 48).
+        const badName = (error as NodeJS.ErrnoException).code === "ENOENT" && file.rel.includes("\uFFFD");
+        const why = badName ? "its name is not valid UTF-8 (shown with � for the bytes that are not), which a manifest cannot name; rename it, or exclude it" : (error as Error).message;
+        ctx.progress.diagnostic({ severity: "error", code: badName ? "name_not_utf8" : "unreadable", file: file.rel, message: `Cannot read ${file.rel}: ${why}` });
       }
       ctx.progress.progress(i + 1, files.length, file.rel);
     }
     ctx.progress.stepDone("hash", unreadable.length === 0, `${lines.length} files, ${bytes} bytes`);
     if (unreadable.length > 0) {
-      throw new CapabilityError("unreadable_files", `${unreadable.length} of ${files.length} files could not be read, so no manifest was written; see the diagnostics, fix the permissions or exclude them`, {
+      throw new CapabilityError("unreadable_files", `${unreadable.length} of ${files.length} files could not be read, so no manifest was written; see the diagnostics: fix what each says (permissions, a name), or exclude those files`, {
         context: { unreadable: unreadable.length, first: unreadable.slice(0, 10) },
       });
     }

@@ -123,6 +123,15 @@ describe("files.digest", () => {
     expect(output.manifest).toBe(`\\${sha("x")}  odd\\\\na\\nme.txt\n`);
   });
 
+  test("a file whose name is not valid UTF-8 is said to be so, not a file that does not exist with 'fix the permissions' (foundation tester, session 48)", async () => {
+    await writeFile(Buffer.concat([Buffer.from(join(root, "src/")), Buffer.from([0xff, 0xfe]), Buffer.from("bad.txt")]), "g");
+    const t = createTestContext({ root });
+    const error = await rejection(runHandler(digest, { path: "src" }, t.ctx));
+    expect(CapabilityError.is(error) && error.message).toBe("1 of 4 files could not be read, so no manifest was written; see the diagnostics: fix what each says (permissions, a name), or exclude those files");
+    const said = t.diagnostics().find((d) => d.code === "name_not_utf8");
+    expect(said?.message).toBe("Cannot read src/\uFFFD\uFFFDbad.txt: its name is not valid UTF-8 (shown with � for the bytes that are not), which a manifest cannot name; rename it, or exclude it");
+  });
+
   test.skipIf(spawnSync("sha256sum", ["--version"]).status !== 0)("files.digest writes a manifest sha256sum -c accepts", async () => {
     const t = createTestContext({ root });
     const output = await runHandler(digest, {}, t.ctx);

@@ -10,6 +10,7 @@ import { toolName, toolTargets, type ToolTarget } from "./tools.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { idNamedBy } from "../capability/capability-id.ts";
+import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import { describeProblems, type ValueProblem } from "../execution/validate.ts";
 import { pathStep } from "../execution/json-path.ts";
@@ -52,7 +53,8 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
     // A cancelled request (or a client gone) cancels the direct call: its handler is asked to stop
     // and, grace_ms later, its worker is terminated. The answer is not awaited past the abort.
     const value = isObjectSchema(target.capability.input_schema) ? input : unwrapped(target, input, context.edge);
-    return success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned));
+    const answered = success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned));
+    return withDroppedNotes(answered, target, value);
   } catch (error) {
     // A cancelled request gets no answer (the SDK drops it); this only keeps the abort out of the log.
     if (abandoned.aborted) return failureToolResult(cancelledFailure(name, context.edge));
@@ -183,6 +185,18 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
   } finally {
     if (!context.signal.aborted) context.signal.removeEventListener("abort", onAbort);
   }
+}
+
+/**
+ * A read's result with a note for each field of its arguments its input schema does not declare:
+ * the check drops those without a word (a write is refused instead), so `{"txet": "x"}` ran on the
+ * defaults and the agent was never told (MCP/CLI tester, session 48), where `docket run` says so.
+ * Read from the schema alone, as `docket run` reads it: an object that takes any field keeps them.
+ */
+function withDroppedNotes(result: CallToolResult, target: ToolTarget, given: unknown): CallToolResult {
+  const schema = target.capability.input_schema;
+  const notes = undeclaredFields(given, {}, schema).map((field) => ({ type: "text" as const, text: `note: ${target.capability.id} has no input field ${droppedFieldText(field, schema)}; it was ignored` }));
+  return notes.length === 0 ? result : { ...result, content: [...result.content, ...notes] };
 }
 
 /** A successful result: the output as structured content when it is an object, and as JSON text. */

@@ -99,6 +99,15 @@ describe("direct-call tools", () => {
     expect(result.isError).toBeUndefined();
     expect(structured(result)).toEqual({ greeting: "Hello, Ada" });
     expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual({ greeting: "Hello, Ada" });
+    expect(result.content).toHaveLength(1);
+  });
+
+  test("a read's argument its schema does not declare is ignored, and said in a note beside the output (MCP/CLI tester, session 48: dropped without a word)", async () => {
+    const result = await client.callTool({ name: "team_greet", arguments: { name: "Ada", nmae: "typo" } });
+    expect(structured(result)).toEqual({ greeting: "Hello, Ada" });
+    const texts = (result.content as Array<{ text: string }>).map((c) => c.text);
+    expect(JSON.parse(texts[0]!)).toEqual({ greeting: "Hello, Ada" });
+    expect(texts.slice(1)).toEqual(['note: team.greet has no input field "nmae" (did you mean "name"?); it was ignored']);
   });
 
   test("a direct-call tool with bad input answers isError with the invalid_input descriptor naming the path", async () => {

@@ -127,15 +127,67 @@ function readDeclaration(value: unknown): { ok: true; value: unknown } | { ok: f
   if (typeof value !== "object" || value === null) return { ok: true, value };
   if (types.isProxy(value)) return { ok: false, reason: "the default export is a Proxy; export the object capability({ id, title, description, effect, input, output, handler }) returns" };
   if (Array.isArray(value)) return { ok: true, value: [] };
+  // A module's namespace (`import * as ns from "./_ns.ts"; export default ns`) holds its exports as plain values.
   const prototype = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) return { ok: false, reason: "the default export is an instance of a class, not a plain object; export the object capability({ id, title, description, effect, input, output, handler }) returns" };
+  if (prototype !== Object.prototype && prototype !== null && !types.isModuleNamespaceObject(value)) return { ok: false, reason: "the default export is an instance of a class, not a plain object; export the object capability({ id, title, description, effect, input, output, handler }) returns" };
   const copy: Record<PropertyKey, unknown> = {};
   for (const key of Reflect.ownKeys(value)) {
     const field = Object.getOwnPropertyDescriptor(value, key)!;
     if (field.get !== undefined || field.set !== undefined) return { ok: false, reason: `${describe(String(key))} is declared with a getter or setter; declare it as a plain value (${describe(String(key))}: …)` };
     copy[key] = field.value;
   }
+  // Examples are published and stored as they are, read by every listing: copied whole as JSON
+  // values here, so that nothing in them (a getter deep inside, a toJSON giving another value
+  // than the one checked) runs on the main thread again (checking tester, session 48: a deep
+  // getter made every capabilities/list a 500).
+  if (Array.isArray(copy.examples)) {
+    const examples = plainJsonCopy(copy.examples, "examples");
+    if (!examples.ok) return examples;
+    copy.examples = examples.value;
+  }
   return { ok: true, value: copy };
+}
+
+/** The most values an example list may hold, nested ones included: a bound on the copy's time. */
+const MAX_EXAMPLE_VALUES = 100_000;
+
+/**
+ * `value` copied as plain JSON values — objects of own data properties, arrays, strings, finite
+ * numbers, booleans, null — without running any of its code; what is none of those (a getter, a
+ * Proxy, a function, a class instance, a cycle) is named by its path and refused.
+ */
+function plainJsonCopy(value: unknown, path: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  let values = 0;
+  const seen = new Set<object>();
+  const refuse = (at: string, what: string) => ({ ok: false as const, reason: `${at} ${what}; an example is an input as JSON: plain objects, lists, strings, numbers, true, false and null` });
+  const copy = (item: unknown, at: string): { ok: true; value: unknown } | { ok: false; reason: string } => {
+    if (++values > MAX_EXAMPLE_VALUES) return refuse(path, `holds more than ${MAX_EXAMPLE_VALUES} values`);
+    if (item === null || typeof item === "string" || typeof item === "boolean") return { ok: true, value: item };
+    if (typeof item === "number") return Number.isFinite(item) ? { ok: true, value: item } : refuse(at, `is ${item}, which JSON cannot hold`);
+    if (typeof item !== "object") return refuse(at, `is ${item === undefined ? "undefined" : `a ${typeof item}`}`);
+    if (types.isProxy(item)) return refuse(at, "is a Proxy");
+    if (seen.has(item)) return refuse(at, "holds itself (a cycle)");
+    const list = Array.isArray(item);
+    const prototype = Object.getPrototypeOf(item);
+    if (!list && prototype !== Object.prototype && prototype !== null) return refuse(at, "is an instance of a class");
+    seen.add(item);
+    const out: Record<string, unknown> | unknown[] = list ? [] : {};
+    for (const key of Reflect.ownKeys(item)) {
+      if (typeof key === "symbol") continue;
+      if (list && key === "length") continue;
+      const field = Object.getOwnPropertyDescriptor(item, key)!;
+      const where = list ? `${at}[${key}]` : `${at}.${key}`;
+      if (field.get !== undefined || field.set !== undefined) return refuse(where, "is declared with a getter or setter");
+      if (!field.enumerable) continue;
+      const inner = copy(field.value, where);
+      if (!inner.ok) return inner;
+      // Defined, not assigned: an example's "__proto__" key is a field, never the copy's prototype.
+      Object.defineProperty(out, key, { value: inner.value, enumerable: true, writable: true, configurable: true });
+    }
+    seen.delete(item);
+    return { ok: true, value: out };
+  };
+  return copy(value, path);
 }
 
 function checkReadDeclaration(value: unknown, options: DeclarationCheckOptions): DeclarationCheck {

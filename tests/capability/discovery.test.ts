@@ -122,17 +122,25 @@ describe("discoverCapabilities", () => {
         "capabilities/proxy.has.ts": 'export default new Proxy({}, { has() { throw new Error("has trap"); } });\n',
         "capabilities/class.made.ts": 'class C { get id() { throw new Error("proto getter"); } }\nexport default new C();\n',
         "capabilities/example.proxy.ts": capabilitySource({ id: "example.proxy", extra: 'examples: [new Proxy({}, { ownKeys() { throw new Error("example trap"); }, get() { throw new Error("example trap"); } })],' }),
+        // Deeper in an example (checking tester, session 48: every capabilities/list was a 500).
+        "capabilities/example.deep.ts": capabilitySource({ id: "example.deep", extra: 'examples: [{ n: 1, note: { get text() { throw new Error("deep getter"); } } }],' }),
+        "capabilities/example.tojson.ts": capabilitySource({ id: "example.tojson", extra: "examples: [{ n: 1, toJSON() { return { n: 2 }; } }]," }),
+        "capabilities/_ns.ts": capabilitySource({ id: "ns.made" }).replace("export default capability({", "const made = capability({").concat("\nexport const { id, title, description, effect, input, output, handler } = made;\n"),
+        "capabilities/ns.made.ts": 'import * as ns from "./_ns.ts";\nexport default ns;\n',
       });
       const registry = await discoverCapabilities({ root: checkout, dirs: [], builtins: { "builtin.echo.ts": builtin }, importFile });
-      expect(registry.list().map((c) => c.id)).toEqual(["builtin.echo", "good.one"]);
+      // A module's namespace holds its exports as plain values: it loads.
+      expect(registry.list().map((c) => c.id)).toEqual(["builtin.echo", "good.one", "ns.made"]);
       const errors = registry.loadErrors();
       expect(errorFor(errors, "getter.boom.ts")!.reason).toBe('"id" is declared with a getter or setter; declare it as a plain value ("id": …)');
       // A getter is refused even when it would answer: it is never run on the server's thread.
       expect(errorFor(errors, "getter.fine.ts")!.reason).toContain('"id" is declared with a getter or setter');
       expect(errorFor(errors, "proxy.has.ts")!.reason).toStartWith("the default export is a Proxy; export the object capability(");
       expect(errorFor(errors, "class.made.ts")!.reason).toStartWith("the default export is an instance of a class, not a plain object");
-      expect(errorFor(errors, "example.proxy.ts")!.reason).toBe("reading its declaration threw Error; declare plain values in capability({ … }), with no getter or Proxy");
-      expect(JSON.stringify(errors)).not.toMatch(/id getter boom|has trap|proto getter|example trap/);
+      expect(errorFor(errors, "example.proxy.ts")!.reason).toBe("examples[0] is a Proxy; an example is an input as JSON: plain objects, lists, strings, numbers, true, false and null");
+      expect(errorFor(errors, "example.deep.ts")!.reason).toStartWith("examples[0].note.text is declared with a getter or setter; an example is an input as JSON");
+      expect(errorFor(errors, "example.tojson.ts")!.reason).toStartWith("examples[0].toJSON is a function; an example is an input as JSON");
+      expect(JSON.stringify(errors)).not.toMatch(/id getter boom|has trap|proto getter|example trap|deep getter/);
     } finally {
       await removeCheckout(checkout);
     }

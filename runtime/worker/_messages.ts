@@ -163,8 +163,14 @@ export function fromWorkerWire(data: string | FromWorker): FromWorker | null {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
-const isNumber = (value: unknown): value is number => typeof value === "number";
+const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 const isString = (value: unknown): value is string => typeof value === "string";
+/**
+ * An OS thread of this process as a worker names it (`<pid>/task/<tid>`): the main thread reads
+ * files under /proc by it, so any other string — a path to a FIFO that blocked the main thread in
+ * open(), forged by a handler (checking tester, session 48) — is no thread.
+ */
+const isOwnThread = (value: unknown): value is string => isString(value) && /^(\d+)\/task\/\d+$/.exec(value)?.[1] === String(process.pid);
 
 /**
  * True for a message of a shape a worker sends: its type known and the fields the main thread reads
@@ -178,7 +184,7 @@ function isFromWorker(message: unknown): message is FromWorker {
   if (!isObject(message)) return false;
   switch (message.type) {
     case "ready":
-      return message.thread === null || message.thread === undefined || isString(message.thread);
+      return message.thread === null || message.thread === undefined || isOwnThread(message.thread);
     case "events":
       return isNumber(message.id) && isString(message.json);
     case "outcome": {
@@ -199,9 +205,9 @@ function isFromWorker(message: unknown): message is FromWorker {
     case "output":
       return (message.stream === "stdout" || message.stream === "stderr") && isString(message.text);
     case "collected":
-      return isNumber(message.held_mb);
+      return isNumber(message.held_mb) && message.held_mb >= 0;
     case "nested":
-      return Array.isArray(message.threads) && message.threads.every(isString);
+      return Array.isArray(message.threads) && message.threads.every(isOwnThread);
     default:
       return false;
   }

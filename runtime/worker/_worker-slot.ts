@@ -239,6 +239,8 @@ export class WorkerSlot<J> {
 
   private received(message: FromWorker): void {
     if (message.type !== "ready") return this.options.onMessage(this, message);
+    // A worker says it is ready once: another "ready" is a handler's, posted on the worker's port.
+    if (this.isReady) return;
     this.isReady = true;
     this.readyAt = performance.now();
     this.thread = message.thread ?? null;

@@ -150,6 +150,14 @@ describe("handler code that meddles with the worker's port (foundation tester, s
     expect(said).toHaveLength(1);
     expect(said[0]).toContain("handler code posting on node:worker_threads' parentPort?");
   }, 30_000);
+
+  test("a message of a known type whose fields no worker sends (a thread that is a path elsewhere, NaN MiB) is ignored too (checking tester, session 48: a FIFO's path blocked the main thread)", async () => {
+    const { outcomes, problems } = await inPlainBun([task("posts", "fixture.posts", { mode: "forged" }), task("echo", "fixture.echo", { message: "after" })]);
+    expect(outcomes[0]).toEqual({ ok: true, output: { returned: true } });
+    expect(outcomes[1]).toMatchObject({ ok: true });
+    expect(problems.filter((p) => p.includes("sent a message of no shape docket sends"))).toHaveLength(1);
+    expect(problems.join("\n")).not.toContain("NaN");
+  }, 30_000);
 });
 
 describe("createWorkerPool: shared prototypes between tasks", () => {

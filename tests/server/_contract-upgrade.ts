@@ -105,6 +105,27 @@ export function upgradePathContract(name: string, start: StartFn): void {
       expect(await bad.received).toStartWith("HTTP/1.1 400");
     });
 
+    test("a chunked body whose framing comes in writes of its own (a CRLF, a size line alone) is read whole, and a coding other than chunked alone is refused, as on Bun (checking tester, session 48: Node left it unread until its idle timer)", async () => {
+      const host = new URL(server.url).host;
+      const body = JSON.stringify({ id: "executions.demonstrate" });
+      const { hostname, port } = new URL(server.url);
+      const socket = connect(Number(port), hostname);
+      let received = "";
+      socket.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
+      socket.on("error", () => {});
+      const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+      for (const piece of [h2cPost(host, ["Transfer-Encoding: chunked"]), `${body.length.toString(16)}\r\n${body}`, "\r\n", "0\r\n", "\r\n"]) {
+        socket.write(piece);
+        await Bun.sleep(150);
+      }
+      await Promise.race([closed, Bun.sleep(5_000)]);
+      socket.destroy();
+      expect(received).toStartWith("HTTP/1.1 200");
+      expect(received).toContain('"id":"executions.demonstrate"');
+      const gzip = rawSocket(server.url, h2cPost(host, ["Transfer-Encoding: gzip, chunked"]) + `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+      expect(await gzip.received).toStartWith("HTTP/1.1 400");
+    }, 15_000);
+
     test("a chunked body offered with Upgrade: h2c over the input limit is 413, as on Bun (serve tester, session 48: 400 on Node)", async () => {
       const own = await start({ limits: { input_bytes: 1024 } });
       try {

@@ -20,7 +20,7 @@ function decode(text: string, size: number): { body: string; done: boolean; used
 }
 
 describe("a chunked request body decoded as its bytes come (Node's upgrade path)", () => {
-  const wire = "5;name=value\r\nhello\r\n0006\r\n world\r\nA\r\n, in ten!!\r\n0\r\nX-Trailer: 1\r\n\r\nGET / HTTP/1.1";
+  const wire = "5;name=value\r\nhello\r\n0006\r\n world\r\nA\r\n, in ten!!\r\n0\r\n\r\nGET / HTTP/1.1";
   test.each([1, 2, 3, 7, 1000])("pieces of %i bytes give the same body, and stop at its end", (size) => {
     const decoded = decode(wire, size);
     expect(decoded).toMatchObject({ body: "hello world, in ten!!", done: true });
@@ -39,7 +39,12 @@ describe("a chunked request body decoded as its bytes come (Node's upgrade path)
     ["data longer than its size", "3\r\nhello\r\n0\r\n\r\n", /not followed by CRLF/],
     ["a size line without CR", "5\nhello\r\n0\r\n\r\n", /does not end with CRLF/],
     ["an endless size line", "5" + ";".repeat(5000), /longer than 4096 bytes/],
-    ["an endless trailer", "0\r\n" + "X-A: 1\r\n".repeat(3000), /longer than 16384 bytes/],
+    // As Bun reads them (checking tester, session 48: Node took what Bun refused).
+    ["a space after the size", "5 \r\nhello\r\n0\r\n\r\n", /alone before its CRLF/],
+    ["a no-break space after the size", "5\u00a0\r\nhello\r\n0\r\n\r\n", /alone before its CRLF/],
+    ["a tab before the extension", "5\t;x\r\nhello\r\n0\r\n\r\n", /alone before its CRLF/],
+    ["a trailer", "0\r\nX-A: 1\r\n\r\n", /CRLF alone/],
+    ["a bare LF after the last chunk", "0\r\n\n", /CRLF alone/],
   ])("%s is malformed", (_, text, message) => {
     expect(() => decode(text, 64)).toThrow(MalformedChunks);
     expect(() => decode(text, 64)).toThrow(message);

@@ -1,3 +1,4 @@
+import * as v from "valibot";
 import { ErrorCode, type CallToolResult, type ProgressToken } from "@modelcontextprotocol/sdk/types.js";
 import { rpcError } from "./rpc-error.ts";
 import { isObjectSchema } from "./_schemas.ts";
@@ -11,6 +12,8 @@ import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { idNamedBy } from "../capability/capability-id.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
+import { sensitiveValues } from "../execution/secret-mask.ts";
+import { transforms } from "../execution/validate.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import { describeProblems, type ValueProblem } from "../execution/validate.ts";
 import { pathStep } from "../execution/json-path.ts";
@@ -47,18 +50,22 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
   const input = args ?? {};
   // Cancelled by the client, or left by it: either way nobody waits for the answer.
   const abandoned = context.callerLeft ? AbortSignal.any([context.signal, context.callerLeft]) : context.signal;
+  // A direct call's arguments, once sent: what its notes are read from, whether it succeeds or fails.
+  let noted: { target: ToolTarget; given: unknown } | null = null;
   try {
     if (target.kind === "start") return await start(plane, target, input, { ...context, abandoned });
     if (target.kind === "plane") return success(target, await plane.call(target.capability.id, input, context.edge));
     // A cancelled request (or a client gone) cancels the direct call: its handler is asked to stop
     // and, grace_ms later, its worker is terminated. The answer is not awaited past the abort.
     const value = isObjectSchema(target.capability.input_schema) ? input : unwrapped(target, input, context.edge);
-    const answered = success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned));
-    return withDroppedNotes(answered, target, value);
+    noted = { target, given: value };
+    return withNotes(success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned)), noted.target, noted.given);
   } catch (error) {
     // A cancelled request gets no answer (the SDK drops it); this only keeps the abort out of the log.
     if (abandoned.aborted) return failureToolResult(cancelledFailure(name, context.edge));
-    return failureToolResult(failureOf(error, context.edge, context.log, `tools/call ${name}`));
+    // A read that failed on the default a misspelt field left it (`mdoe` for `mode`) says so too.
+    const failed = failureToolResult(failureOf(error, context.edge, context.log, `tools/call ${name}`));
+    return noted === null ? failed : withNotes(failed, noted.target, noted.given);
   }
 }
 
@@ -144,6 +151,10 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
   }
   refuseUnknownMembers(target, args, context.edge);
   const started = (await plane.call(target.capability.id, request, context.edge)) as StartResult;
+  // What its input's check dropped, from the input it kept as docket run reads it (a write's was refused).
+  const given = (request as { input?: unknown }).input;
+  const run = target.capability.id === "executions.start" && typeof (request as { capability?: unknown }).capability === "string" ? plane.capability((request as { capability: string }).capability) : null;
+  const note = (result: CallToolResult) => (run && "input" in started.execution ? withNotes(result, { ...target, capability: run }, given ?? {}, started.execution.input) : result);
   const { id } = started.execution;
   const cancel = () => {
     if (context.connectionClosed()) return;
@@ -158,9 +169,9 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
   // as if it had been waited on. A connection closed meanwhile has already said so (onclose).
   if (context.signal.aborted) {
     cancel();
-    return success(target, started);
+    return note(success(target, started));
   }
-  if (!wait) return success(target, started);
+  if (!wait) return note(success(target, started));
 
   const relay = context.progressToken === undefined ? null : new ProgressRelay((params) => context.sendProgress({ ...params, progressToken: context.progressToken! }));
   // The SDK aborts every request when the connection closes, and calls onclose right after in
@@ -173,30 +184,51 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
     await relay?.drained();
     // Aborted: the SDK sends no answer to a cancelled request; gone: the details were forgotten
     // already, so what the start said is all there is.
-    if (outcome.kind !== "completed") return success(target, started);
+    if (outcome.kind !== "completed") return note(success(target, started));
     // An execution that ended failed or cancelled is a failed tool call: the descriptor, isError.
     const { snapshot } = outcome;
     if (snapshot.state !== "succeeded" && snapshot.failure) {
       const result = failureToolResult(snapshot.failure);
       // The execution itself rides along as text, so an agent still learns its id and its end.
-      return { ...result, content: [...result.content, { type: "text", text: JSON.stringify({ ...started, execution: snapshot }) }] };
+      return note({ ...result, content: [...result.content, { type: "text", text: JSON.stringify({ ...started, execution: snapshot }) }] });
     }
-    return success(target, { ...started, execution: snapshot });
+    return note(success(target, { ...started, execution: snapshot }));
   } finally {
     if (!context.signal.aborted) context.signal.removeEventListener("abort", onAbort);
   }
 }
 
 /**
- * A read's result with a note for each field of its arguments its input schema does not declare:
- * the check drops those without a word (a write is refused instead), so `{"txet": "x"}` ran on the
- * defaults and the agent was never told (MCP/CLI tester, session 48), where `docket run` says so.
- * Read from the schema alone, as `docket run` reads it: an object that takes any field keeps them.
+ * A read's result with a note for each field of its arguments that its input's check dropped: it
+ * drops those without a word (a write is refused instead), so `{"txet": "x"}` ran on the defaults
+ * and the agent was never told (MCP/CLI tester, session 48), where `docket run` says so. `kept` is
+ * what the check kept (the execution's stored input, for a start); for a direct call, which keeps
+ * nothing, the check is made again here, so that a field a loose object or a record keeps is never
+ * said to be ignored. A secret of the input is never written in a note (a key made of one).
  */
-function withDroppedNotes(result: CallToolResult, target: ToolTarget, given: unknown): CallToolResult {
+function withNotes(result: CallToolResult, target: ToolTarget, given: unknown, kept?: unknown): CallToolResult {
+  const notes = droppedNotes(target, given, kept);
+  return notes.length === 0 ? result : { ...result, content: [...result.content, ...notes.map((text) => ({ type: "text" as const, text }))] };
+}
+
+function droppedNotes(target: ToolTarget, given: unknown, kept?: unknown): string[] {
   const schema = target.capability.input_schema;
-  const notes = undeclaredFields(given, {}, schema).map((field) => ({ type: "text" as const, text: `note: ${target.capability.id} has no input field ${droppedFieldText(field, schema)}; it was ignored` }));
-  return notes.length === 0 ? result : { ...result, content: [...result.content, ...notes] };
+  let fields: string[];
+  try {
+    if (kept !== undefined) fields = undeclaredFields(given, kept, schema);
+    else {
+      const checked = v.safeParse(target.capability.def.input, given);
+      if (!checked.success) return [];
+      fields = undeclaredFields(given, checked.output, schema, { exact: !transforms(target.capability.def.input) });
+    }
+  } catch {
+    // A check that throws is the call's to report, not a note's.
+    return [];
+  }
+  if (fields.length === 0) return [];
+  const secrets = sensitiveValues(given, schema).filter((secret) => secret.length >= 4);
+  const masked = (text: string) => secrets.reduce((said, secret) => said.split(secret).join("[redacted]"), text);
+  return fields.map((field) => masked(`note: ${target.capability.id} has no input field ${droppedFieldText(field, schema)}; it was ignored`));
 }
 
 /** A successful result: the output as structured content when it is an object, and as JSON text. */

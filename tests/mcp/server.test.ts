@@ -42,6 +42,47 @@ describe("a method the server does not answer", () => {
   });
 });
 
+describe("notes of dropped arguments (checking tester, session 48)", () => {
+  let own: { root: string; plane: BootedPlane; client: Client };
+  const LOOSE = capabilityFile("t.loose", {
+    input: "v.object({ opts: v.optional(v.looseObject({ a: v.optional(v.string()) })), rec: v.optional(v.record(v.string(), v.object({ n: v.number() }))), tok: v.optional(sensitive(v.string())), nested: v.optional(v.object({ inner: v.optional(v.string()) })), mode: v.optional(v.string(), \"safe\") })",
+    output: "v.any()",
+    body: 'if (input.mode === "safe") throw new CapabilityError("unsafe", "mode safe fails"); return { got: input };',
+  })
+    .replace('import { capability } from "docket";', 'import { capability, CapabilityError, sensitive } from "docket";')
+    .replace('effect: "read",', 'effect: "read", errors: ["unsafe"],');
+  beforeAll(async () => {
+    const checkout = tempCheckout({ "capabilities/t.loose.ts": LOOSE });
+    const booted = await bootTestPlane(checkout);
+    own = { root: checkout, plane: booted, client: await connectInProcess(booted, "notes-agent") };
+  });
+  afterAll(async () => {
+    await own.client.close();
+    await own.plane.close();
+    removeCheckout(own.root);
+  });
+  const notesOf = (result: { content: unknown }) => (result.content as Array<{ text: string }>).map((c) => c.text).filter((t) => t.startsWith("note: "));
+
+  test("a field a loose object keeps is no dropped field; one a record's value drops is; a read that fails on a default says what it dropped; a secret is never written in one", async () => {
+    const loose = await own.client.callTool({ name: "t_loose", arguments: { mode: "fast", opts: { a: "x", extra: 1 } } });
+    expect(JSON.parse((loose.content as Array<{ text: string }>)[0]!.text).got.opts).toEqual({ a: "x", extra: 1 });
+    expect(notesOf(loose)).toEqual([]);
+    const record = await own.client.callTool({ name: "t_loose", arguments: { mode: "fast", rec: { k1: { n: 1, m: 2 } } } });
+    expect(notesOf(record)).toEqual(['note: t.loose has no input field "rec.k1.m"; it was ignored']);
+    const failed = await own.client.callTool({ name: "t_loose", arguments: { mdoe: "fast" } });
+    expect(failed.isError).toBe(true);
+    expect(notesOf(failed)).toEqual(['note: t.loose has no input field "mdoe" (did you mean "mode"?); it was ignored']);
+    const secret = await own.client.callTool({ name: "t_loose", arguments: { mode: "fast", tok: "sk-live-SEKRET123", nested: { "sk-live-SEKRET123": 1 } } });
+    expect(JSON.stringify(secret)).not.toContain("SEKRET123");
+    expect(notesOf(secret)).toEqual(['note: t.loose has no input field "nested.[redacted]"; it was ignored']);
+  });
+
+  test("docket_execution_start of a read notes what its check dropped from the input it kept", async () => {
+    const started = await own.client.callTool({ name: "docket_execution_start", arguments: { capability: "t.loose", input: { mode: "fast", typo: 1, nested: { innr: 1 } }, wait: true } });
+    expect(notesOf(started)).toEqual(['note: t.loose has no input field "typo"; it was ignored', 'note: t.loose has no input field "nested.innr" (did you mean "inner"?); it was ignored']);
+  });
+});
+
 describe("tools/list", () => {
   test("tools/list is the registry: the six plane tools, then every capability that is not a plane capability", async () => {
     const { tools } = await client.listTools();

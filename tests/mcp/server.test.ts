@@ -61,7 +61,7 @@ describe("notes of dropped arguments (checking tester, session 48)", () => {
     await own.plane.close();
     removeCheckout(own.root);
   });
-  const notesOf = (result: { content: unknown }) => (result.content as Array<{ text: string }>).map((c) => c.text).filter((t) => t.startsWith("note: "));
+  const notesOf = (result: Record<string, unknown>) => (result.content as Array<{ text: string }>).map((c) => c.text).filter((t) => t.startsWith("note: "));
 
   test("a field a loose object keeps is no dropped field; one a record's value drops is; a read that fails on a default says what it dropped; a secret is never written in one", async () => {
     const loose = await own.client.callTool({ name: "t_loose", arguments: { mode: "fast", opts: { a: "x", extra: 1 } } });

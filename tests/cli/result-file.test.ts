@@ -60,7 +60,16 @@ describe("docket run --result-file", () => {
     // A folder, and nothing, are said as what they are (MCP/CLI tester, session 48: "/tmp" was told to be in a folder that exists).
     const folder = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "."], { cwd });
     expect(folder.code).toBe(2);
-    expect(folder.stderr).toContain('--result-file "." cannot be written: it is a folder; give a file path, e.g. --result-file result.json.');
+    expect(folder.stderr).toContain('--result-file "." cannot be written: it names a folder; give a file path, e.g. --result-file result.json.');
+    // Under a file, or ending in a separator: refused before anything runs (checking tester, session 48: the write ran, then exit 1).
+    writeFileSync(join(cwd, "afile.json"), "{}");
+    const underFile = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "afile.json/r.json"], { cwd });
+    expect(underFile.code).toBe(2);
+    expect(underFile.stderr).toContain(`${join(cwd, "afile.json")} is a file, not a folder; give a file path in a folder that exists.`);
+    const slash = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "newdir/"], { cwd });
+    expect(slash.code).toBe(2);
+    expect(slash.stderr).toContain("it names a folder");
+    expect(existsSync(join(cwd, "newdir"))).toBe(false);
     const empty = await docket(fromSource, ["run", "demo.greet", "--input", "@", "--result-file", "r.json"], { cwd });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("--input @ names no file: give its path after the @, e.g. --input @input.json, or - to read stdin.");

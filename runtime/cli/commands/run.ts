@@ -99,8 +99,12 @@ function resultFile(path: string | undefined): string | undefined {
   // Each case in its own words: `/tmp`, a folder that exists, was told to be "in a folder that exists" (MCP/CLI tester, session 48).
   const refuse = (why: string) => new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: ${why}`, "docket run");
   if (path.trim() === "") throw refuse("it names no file; give a file path, e.g. --result-file result.json.");
-  if (existsSync(full) && statSync(full).isDirectory()) throw refuse(`it is a folder; give a file path, e.g. --result-file ${join(path, "result.json")}.`);
-  if (!existsSync(dirname(full))) throw refuse(`its folder ${dirname(full)} does not exist; make it first, or give a file path in a folder that exists.`);
+  // A path ending in a separator names a folder, which resolve() would take for a file of its name.
+  if ((existsSync(full) && statSync(full).isDirectory()) || /[\\/]$/.test(path)) throw refuse(`it names a folder; give a file path, e.g. --result-file ${join(path, "result.json")}.`);
+  const folder = dirname(full);
+  if (!existsSync(folder)) throw refuse(`its folder ${folder} does not exist; make it first, or give a file path in a folder that exists.`);
+  // Checked before anything runs: a file where its folder should be failed only after the write ran (checking tester, session 48).
+  if (!statSync(folder).isDirectory()) throw refuse(`${folder} is a file, not a folder; give a file path in a folder that exists.`);
   return full;
 }
 

@@ -43,11 +43,36 @@ export const main = defineCommand({
   },
 });
 
-/** The command line as the parser takes it: `docket help [command…]` is `docket [command…] --help`, as in git or npm (`docket help help` the top-level help). */
-export function commandLine(argv: readonly string[]): string[] {
+/**
+ * The command line as the parser takes it: `docket help [command…]` is `docket [command…] --help`,
+ * as in git or npm (`docket help help` the top-level help); a `--format` given before the
+ * command's words (`docket --format json executions list`) is the command's, moved after them —
+ * its value was taken for a command, and the next word, a real one, refused as unknown (checking
+ * tester, session 48). Nothing after `--` is moved.
+ */
+export function commandLine(given: readonly string[]): string[] {
+  const argv = formatLast(given);
   if (argv[0] !== "help") return [...argv];
   const rest = argv[1] === "help" ? argv.slice(2) : argv.slice(1);
   return [...rest, "--help"];
+}
+
+/** `tokens` with each `--format X` (or `--format=X`) before any `--` moved to the end of that part, as `--format=X`. */
+function formatLast(tokens: readonly string[]): string[] {
+  const end = tokens.indexOf("--");
+  const head = end === -1 ? tokens : tokens.slice(0, end);
+  const kept: string[] = [];
+  const formats: string[] = [];
+  for (let i = 0; i < head.length; i++) {
+    const token = head[i]!;
+    const next = head[i + 1];
+    if (token === "--format" && next !== undefined && !next.startsWith("-")) {
+      formats.push(`--format=${next}`);
+      i++;
+    } else if (token.startsWith("--format=")) formats.push(token);
+    else kept.push(token);
+  }
+  return [...kept, ...formats, ...(end === -1 ? [] : tokens.slice(end))];
 }
 
 if (import.meta.main) {

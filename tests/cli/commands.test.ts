@@ -172,6 +172,12 @@ describe("docket command-line mistakes exit 2", () => {
     // The value of --format is no command: docket --format json needs one.
     const bare = await cli(["--format", "json"]);
     expect(JSON.parse(bare.stdout).error.message).toBe("docket needs a command.");
+    // Given before the command's words, it is the command's (checking tester, session 48: "Unknown command \"executions\"").
+    const before = await cli(["--format", "json", "capabilities", "list"]);
+    expect(before.code).toBe(0);
+    expect(JSON.parse(before.stdout).capabilities.some((c: { id: string }) => c.id === "health.report")).toBe(true);
+    const between = await cli(["capabilities", "--format=json", "list"]);
+    expect(JSON.parse(between.stdout).capabilities.length).toBeGreaterThan(0);
   });
 
   test("a group without its command", async () => {
@@ -358,7 +364,8 @@ describe("docket new", () => {
     const id = `a.${"b".repeat(300)}`;
     const result = await cli(["new", id], repo);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("is too long for a file name here (305 characters); choose a shorter id.");
+    // Past the 64 characters an id may have, before any file is tried.
+    expect(result.stderr).toContain("is 302 characters: a capability id is at most 64 (its MCP tool is named after it); give a shorter one.");
     expect(result.stderr).not.toContain("unexpected");
   });
 

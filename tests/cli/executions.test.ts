@@ -208,6 +208,8 @@ describe("docket executions without a server", () => {
       // The shape is refused first: nothing was asked of a server (there is none to ask).
       expect(result.stderr).not.toContain("No docket server");
     }
+    // A date of no moment is told which part (checking tester, session 48: the example had its very shape).
+    expect((await cli(["show", "x-20260230T000000Z-0a1b2c3d"])).stderr).toContain("its UTC date and time, yyyymmddThhmmss, name no moment (2026-02 has no day 30); ids look like");
     expect((await cli(["list", "--limit", "0"])).stderr).toContain("--limit must be a whole number from 1 to 500");
     expect((await cli(["events", UNKNOWN, "--after", "-1"])).code).toBe(2);
     // As the API and /events refuse it (executions tester, session 47: the CLI trimmed it).

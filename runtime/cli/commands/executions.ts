@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
-import { isExecutionId } from "../../execution/execution-id.ts";
+import { impossibleIdDate, isExecutionId } from "../../execution/execution-id.ts";
 import { resolveLimits } from "../../execution/limits.ts";
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import { CANCEL_WORDS, CANCEL_WORDS_PAST } from "../../execution/cancel-words.ts";
@@ -125,7 +125,11 @@ async function withServer(o: Out, body: (server: ServerClient) => Promise<number
 }
 
 function checkId(id: string, command: string): void {
-  if (!isExecutionId(id)) throw new UsageError(`${JSON.stringify(id)} is not an execution id: ids look like x-20260908T010203Z-0a1b2c3d (docket executions list shows them).`, command);
+  if (!isExecutionId(id)) {
+    // One shaped like an id, with a date no moment has, is told which part (as the API tells it).
+    const date = impossibleIdDate(id);
+    throw new UsageError(`${JSON.stringify(id)} is not an execution id: ${date === null ? "" : `its UTC date and time, yyyymmddThhmmss, name no moment (${date}); `}ids look like x-20260908T010203Z-0a1b2c3d (docket executions list shows them).`, command);
+  }
 }
 
 /** A whole number flag in a range, checked before any request. */

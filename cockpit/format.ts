@@ -68,11 +68,12 @@ export function jsonShownWhole(value: unknown): boolean {
  * control is written as its escape (`\u202e`): it can only stand inside a string, where the
  * escape is the same value, so the text is still the exact JSON and reads in the order it is written.
  */
-export function formatJson(value: unknown, indent = 2, whole = WHOLE_FROM_API): string {
+export function formatJson(value: unknown, indent = 2, whole = WHOLE_FROM_API, max = MAX_SHOWN_JSON): string {
   const text = (JSON.stringify(value === undefined ? null : value, null, indent) ?? "null").replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  if (text.length <= MAX_SHOWN_JSON) return text;
+  const most = Math.min(max, MAX_SHOWN_JSON);
+  if (text.length <= most) return text;
   // A page is no place for megabytes: the API serves the whole value.
-  return `${text.slice(0, MAX_SHOWN_JSON)}\n… ${(text.length - MAX_SHOWN_JSON).toLocaleString("en-US")} more characters not shown; ${whole}.`;
+  return `${text.slice(0, most)}\n… ${(text.length - most).toLocaleString("en-US")} more characters not shown; ${whole}.`;
 }
 
 /** Where a value cut on a page is whole, by default: an execution's page links the API's answers. */

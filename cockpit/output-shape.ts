@@ -4,10 +4,14 @@ import { shownText } from "./format.ts";
 export type OutputShape =
   | { kind: "nothing" }
   | { kind: "scalar"; text: string }
-  | { kind: "text"; text: string }
+  /** `left`: characters of the string past what is shown (the JSON view, or the API, has them). */
+  | { kind: "text"; text: string; left: number }
   | { kind: "table"; table: TableShape }
   | { kind: "record"; fields: Array<{ name: string; shape: OutputShape }> }
-  | { kind: "json"; value: unknown };
+  /** `max`: the characters of its JSON text shown at most (formatJson). */
+  | { kind: "json"; value: unknown; max?: number }
+  /** A field past what one page shows of an output's fields (SHAPED_CHARS): named, not drawn. */
+  | { kind: "omitted" };
 
 /** An array of objects as rows and columns, bounded. */
 export interface TableShape {
@@ -33,6 +37,14 @@ const MAX_LABEL = 40;
  * past MAX_ROWS are, and the JSON view has them.
  */
 export const MAX_CELLS = 10_000;
+/**
+ * Characters the shaped view of one value shows in all — its text blocks, table cells and the JSON
+ * of fields shown as JSON — beside the JSON view of the whole (256 Ki characters of its own). Past
+ * it a text or a JSON block is cut and the fields after are named only: fifty fields of 160,000
+ * characters each drew a 41 MB page in 4.7 s, and the shared cell bound, once spent, turned each
+ * remaining table into a JSON block of its own (cockpit checking tester, session 48).
+ */
+export const SHAPED_CHARS = 512 * 1024;
 /** A string longer than this, or with a line break, reads better as a block than inline. */
 const LONG_TEXT = 80;
 const MAX_FIELDS = 50;
@@ -47,13 +59,14 @@ function cellText(value: unknown): string {
   return cut(shownText(value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value) ?? ""), MAX_CELL);
 }
 
-/** What the tables of one value may still show (MAX_CELLS). */
-interface CellBudget {
+/** What the shaped view of one value may still show: cells of tables (MAX_CELLS), characters (SHAPED_CHARS). */
+interface ShapeBudget {
   cells: number;
+  chars: number;
 }
 
 /** A non-empty array whose every item is an object: a table, of as many rows as `budget` leaves (none left: not a table). */
-function tableOf(items: unknown[], budget: CellBudget): TableShape | null {
+function tableOf(items: unknown[], budget: ShapeBudget): TableShape | null {
   if (items.length === 0 || !items.every(isPlainObject)) return null;
   const seen: string[] = [];
   const known = new Set<string>();
@@ -66,31 +79,62 @@ function tableOf(items: unknown[], budget: CellBudget): TableShape | null {
     }
   }
   const keys = seen.slice(0, MAX_COLUMNS);
-  const shown = Math.min(MAX_ROWS, items.length, Math.floor(budget.cells / Math.max(1, keys.length)));
-  if (shown === 0) return null;
-  budget.cells -= shown * Math.max(1, keys.length);
-  // A row's own members only: a row without a "__proto__" column's member read Object.prototype (`{}`).
-  const rows = items.slice(0, shown).map((item) => keys.map((key) => cellText(Object.hasOwn(item as object, key) ? (item as Record<string, unknown>)[key] : undefined)));
   const names = keys.map(shownText);
-  return { columns: names.map((name) => cut(name, MAX_CELL)), labels: names.map((name) => cut(name, MAX_LABEL)), rows, more: items.length - shown, moreColumns: seen.length - keys.length };
+  const columns = names.map((name) => cut(name, MAX_CELL));
+  const labels = names.map((name) => cut(name, MAX_LABEL));
+  // Each row as its cells' text and the labels they carry cost: rows while both bounds last.
+  const perRow = labels.reduce((sum, label) => sum + label.length, 0);
+  const most = Math.min(MAX_ROWS, items.length, Math.floor(budget.cells / Math.max(1, keys.length)));
+  const rows: string[][] = [];
+  for (const item of items.slice(0, most)) {
+    // A row's own members only: a row without a "__proto__" column's member read Object.prototype (`{}`).
+    const row = keys.map((key) => cellText(Object.hasOwn(item as object, key) ? (item as Record<string, unknown>)[key] : undefined));
+    const cost = perRow + row.reduce((sum, cell) => sum + cell.length, 0);
+    if (cost > budget.chars) break;
+    budget.chars -= cost;
+    rows.push(row);
+  }
+  if (rows.length === 0) return null;
+  budget.cells -= rows.length * Math.max(1, keys.length);
+  return { columns, labels, rows, more: items.length - rows.length, moreColumns: seen.length - keys.length };
 }
+
+/** `value` as a JSON block within what `budget` leaves, charged what it shows; omitted when nothing is left. */
+function jsonWithin(value: unknown, budget: ShapeBudget): OutputShape {
+  if (budget.chars <= 0) return { kind: "omitted" };
+  const length = (JSON.stringify(value ?? null, null, 2) ?? "null").length;
+  const max = Math.min(budget.chars, MAX_SHOWN_JSON_FIELD);
+  budget.chars -= Math.min(length, max);
+  return { kind: "json", value, max };
+}
+
+/** How much of a field's JSON one block shows: as much as the page's JSON view of a whole value. */
+const MAX_SHOWN_JSON_FIELD = 256 * 1024;
 
 /**
  * The shape a value is shown in: an array of objects is a table, a long string a text block, a
  * scalar itself, an object one level of named parts (each by its own shape), anything else JSON.
  */
-export function outputShape(value: unknown, depth = 0, budget: CellBudget = { cells: MAX_CELLS }): OutputShape {
+export function outputShape(value: unknown, depth = 0, budget: ShapeBudget = { cells: MAX_CELLS, chars: SHAPED_CHARS }): OutputShape {
   if (value === undefined || value === null) return { kind: "nothing" };
-  if (typeof value === "string") return value.length > LONG_TEXT || value.includes("\n") ? { kind: "text", text: shownText(value) } : { kind: "scalar", text: shownText(value) };
+  if (typeof value === "string") {
+    if (value.length <= LONG_TEXT && !value.includes("\n")) return { kind: "scalar", text: shownText(value) };
+    if (budget.chars <= 0) return { kind: "omitted" };
+    const shown = Math.min(value.length, budget.chars);
+    budget.chars -= shown;
+    return { kind: "text", text: shownText(value.slice(0, shown)), left: value.length - shown };
+  }
   if (typeof value === "number" || typeof value === "boolean") return { kind: "scalar", text: String(value) };
+  // The whole value as JSON: the JSON view, drawn beside the shapes anyway, is all of it.
+  const asJson = (): OutputShape => (depth === 0 ? { kind: "json", value } : jsonWithin(value, budget));
   if (Array.isArray(value)) {
     const table = tableOf(value, budget);
-    return table ? { kind: "table", table } : { kind: "json", value };
+    return table ? { kind: "table", table } : asJson();
   }
   if (isPlainObject(value) && depth === 0) {
     const entries = Object.entries(value);
-    if (entries.length === 0 || entries.length > MAX_FIELDS) return { kind: "json", value };
+    if (entries.length === 0 || entries.length > MAX_FIELDS) return asJson();
     return { kind: "record", fields: entries.map(([name, field]) => ({ name: shownText(name), shape: outputShape(field, depth + 1, budget) })) };
   }
-  return { kind: "json", value };
+  return asJson();
 }

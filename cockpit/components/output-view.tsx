@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import { outputShape, type OutputShape, type TableShape } from "../output-shape.ts";
+import { outputShape, SHAPED_CHARS, type OutputShape, type TableShape } from "../output-shape.ts";
 import { JsonBlock } from "./json-block.tsx";
 import { jsonShownWhole } from "../format.ts";
 
@@ -51,14 +51,19 @@ function Shape(props: { shape: OutputShape; label: string; jsonWhole: () => bool
       return <p class="output-scalar wrap-anywhere">{s.text}</p>;
     case "text":
       return (
-        <pre class="output-text" tabindex={0}>
-          {s.text}
-        </pre>
+        <>
+          <pre class="output-text" tabindex={0}>
+            {s.text}
+          </pre>
+          {s.left > 0 ? <p class="muted small">{`${s.left.toLocaleString("en-US")} more characters not shown here: the page shows ${SHAPED_CHARS / 1024} Ki characters of an output's fields; ${props.jsonWhole() ? "the JSON view has every one" : props.whole ?? "every one is in the API's answer (the links on this page)"}.`}</p> : null}
+        </>
       );
+    case "omitted":
+      return <p class="muted">{`Not shown here: the page shows ${SHAPED_CHARS / 1024} Ki characters of an output's fields, and the fields before this one took them; ${props.jsonWhole() ? "the JSON view has it" : props.whole ?? "it is in the API's answer (the links on this page)"}.`}</p>;
     case "table":
       return <OutputTable table={s.table} label={props.label} jsonWhole={props.jsonWhole} whole={props.whole} />;
     case "json":
-      return <JsonBlock value={s.value} label={props.label} whole={props.whole} />;
+      return <JsonBlock value={s.value} label={props.label} whole={props.whole} max={s.max} />;
     case "record":
       return (
         <dl class="output-record">

@@ -1,6 +1,6 @@
 // Small things pages show: an output table's cells (output-shape.ts), the executions page's counts heading.
 import { afterAll, describe, expect, test } from "bun:test";
-import { MAX_CELLS, outputShape } from "../../cockpit/output-shape.ts";
+import { MAX_CELLS, outputShape, SHAPED_CHARS } from "../../cockpit/output-shape.ts";
 import { OutputView } from "../../cockpit/components/output-view.tsx";
 import { countsOf, executionsHtml, runningSnapshot } from "./_support/fixtures.ts";
 import { closeParsed, parseHtml } from "./_support/html.ts";
@@ -37,9 +37,35 @@ describe("outputShape", () => {
     expect(record.kind).toBe("record");
     const cells = record.fields.reduce((sum, field) => sum + (field.shape.kind === "table" ? field.shape.table.rows.length * field.shape.table.columns.length : 0), 0);
     expect(cells).toBe(MAX_CELLS);
-    // The first is whole; those past the budget are JSON views, and a table cut short says how many rows it leaves out.
+    // The first is whole; those past the cells are JSON blocks while characters are left, then named only.
     expect(record.fields[0]!.shape.table.more).toBe(0);
-    expect(record.fields.at(-1)!.shape.kind).toBe("json");
+    expect(record.fields[1]!.shape.kind).toBe("json");
+    expect(record.fields.at(-1)!.shape.kind).toBe("omitted");
+  });
+
+  test("the shaped view of one value shows SHAPED_CHARS characters in all, whatever its fields are (checking tester, session 48: 41 MB pages, 4.7 s)", () => {
+    const page = (value: unknown) => String(OutputView({ value, label: "Output" }));
+    const table = Array.from({ length: 500 }, () => Object.fromEntries(Array.from({ length: 20 }, (_, col) => [`k${col}`, "x"])));
+    const cases = {
+      // A table spending the cells, then 49 fields a one-cell table each, of 160,000 "&" (each drawn as "&amp;").
+      worse: { f0: table, ...Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`f${i + 1}`, [{ a: "&".repeat(160_000) }]])) },
+      // One string of 8 million "<".
+      long: { text: "<".repeat(8_000_000) },
+      // Fifty text fields of 160,000 "&".
+      texts: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`t${i}`, "&".repeat(160_000)])),
+    };
+    for (const [name, value] of Object.entries(cases)) {
+      const html = page(value);
+      // The shaped view's characters, and the JSON view's 256 Ki, each drawn escaped at most 5 times over.
+      expect({ name, small: html.length < (SHAPED_CHARS + 256 * 1024) * 5 + 200_000 }).toEqual({ name, small: true });
+    }
+    const long = outputShape(cases.long) as { kind: string; fields: Array<{ shape: { kind: string; left: number; text: string } }> };
+    expect(long.fields[0]!.shape).toMatchObject({ kind: "text", left: 8_000_000 - SHAPED_CHARS });
+    // Said, not dumped whole should it fail: the pages are megabytes.
+    expect(page(cases.long).includes(`${(8_000_000 - SHAPED_CHARS).toLocaleString("en-US")} more characters not shown here`)).toBe(true);
+    const texts = outputShape(cases.texts) as { fields: Array<{ shape: { kind: string } }> };
+    expect(texts.fields.filter((field) => field.shape.kind === "omitted").length).toBeGreaterThan(40);
+    expect(page(cases.texts).includes("Not shown here: the page shows 512 Ki characters of an output&#39;s fields")).toBe(true);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -499,6 +499,22 @@ describe("docket mcp without a server", () => {
     expect(again).not.toBeNull();
     expect((await call("team_write", { tag: "after" })).structuredContent).toEqual({ tag: "after" });
   }, 60_000);
+
+  test("docket mcp given a folder as stdin says so and exits 2, never an EISDIR stack (MCP/CLI checking tester, session 48)", async () => {
+    const root = tempCheckout({});
+    cleanups.push(() => removeCheckout(root));
+    const folder = openSync(root, "r");
+    try {
+      const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: folder, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      expect(stderr).toContain("docket mcp reads JSON-RPC messages, one a line, on stdin, but its stdin is a folder");
+      expect(stderr).not.toContain("    at ");
+    } finally {
+      closeSync(folder);
+    }
+  });
 
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});

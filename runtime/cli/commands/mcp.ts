@@ -1,4 +1,5 @@
 import { finished } from "node:stream/promises";
+import { fstatSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { defineCommand } from "citty";
@@ -63,6 +64,8 @@ export default defineCommand({
       if (error instanceof LimitsError) throw new UsageError(`${error.message}.`, command);
       throw error;
     }
+    // A folder given as stdin (`docket mcp < /tmp`) has no messages to read: said, not an EISDIR stack (MCP/CLI checking tester, session 48).
+    if (stdinIsFolder()) throw new UsageError("docket mcp reads JSON-RPC messages, one a line, on stdin, but its stdin is a folder; start it from an MCP client, or give it a file or a pipe of messages.", command);
     // First, before anything else can print: from here on stdout is the protocol's alone.
     const stdout = await claimStdout();
     // Capability text on stderr never acts as a workflow command; stdout is the protocol's (one JSON message a line).
@@ -213,4 +216,13 @@ function laterServerFailure(root: string, server: Lease, what: string, edge: Edg
 async function flushed(stdout: Writable): Promise<void> {
   stdout.end();
   await finished(stdout).catch(() => undefined);
+}
+
+/** Whether stdin is a folder (a shell's `< dir`), which has no line to read. */
+function stdinIsFolder(): boolean {
+  try {
+    return fstatSync(0).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 import { capability, CapabilityError, globMatcher, openRegularFile, resolveInside, sha256File, type CapabilityContext } from "docket";
 import * as v from "valibot";
 import { createHash } from "node:crypto";
-import { readdir, realpath, stat } from "node:fs/promises";
+import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
 /** Folders no one wants in a manifest; met during the walk they are skipped (a `path` inside one is still digested). */
@@ -137,6 +137,12 @@ async function listFiles(base: string, realRoot: string, ctx: CapabilityContext,
       const abs = join(dir, entry.name);
       const fromBase = toPosix(relative(base, abs));
       if (filters.exclude(fromBase)) continue;
+      // A name that is not UTF-8, listed with U+FFFD for its bad bytes, opens nothing — a folder's
+      // walk threw, a link was called broken: listed, so that the hashing says what it is (checking tester, session 48).
+      if (entry.name.includes("\uFFFD") && !(await lstat(abs).then(() => true, () => false))) {
+        if (filters.include === null || filters.include(fromBase)) out.push({ abs, rel: toPosix(relative(root, abs)) });
+        continue;
+      }
       if (entry.isDirectory()) pending.push(abs);
       else if (entry.isFile() || (entry.isSymbolicLink() && (await linkedFileInside(abs, realRoot, ctx)))) {
         if (filters.include === null || filters.include(fromBase)) out.push({ abs, rel: toPosix(relative(root, abs)) });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import digest from "../../capabilities/files.digest.ts";
@@ -130,6 +130,14 @@ describe("files.digest", () => {
     expect(CapabilityError.is(error) && error.message).toBe("1 of 4 files could not be read, so no manifest was written; see the diagnostics: fix what each says (permissions, a name), or exclude those files");
     const said = t.diagnostics().find((d) => d.code === "name_not_utf8");
     expect(said?.message).toBe("Cannot read src/\uFFFD\uFFFDbad.txt: its name is not valid UTF-8 (shown with � for the bytes that are not), which a manifest cannot name; rename it, or exclude it");
+    // A folder, or a link, so named is said the same way, never a walk that throws nor a "broken link".
+    await mkdir(Buffer.concat([Buffer.from(join(root, "d2/bad")), Buffer.from([0xff]), Buffer.from("dir")]), { recursive: true });
+    await symlink("ok.txt", Buffer.concat([Buffer.from(join(root, "d2/link")), Buffer.from([0xfd])]));
+    await writeFile(join(root, "d2/ok.txt"), "ok");
+    const named = createTestContext({ root });
+    const refused = await rejection(runHandler(digest, { path: "d2" }, named.ctx));
+    expect(CapabilityError.is(refused) && refused.code).toBe("unreadable_files");
+    expect(named.diagnostics().filter((d) => d.code === "name_not_utf8").map((d) => d.file).sort()).toEqual(["d2/bad\uFFFDdir", "d2/link\uFFFD"]);
   });
 
   test.skipIf(spawnSync("sha256sum", ["--version"]).status !== 0)("files.digest writes a manifest sha256sum -c accepts", async () => {

@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
+import type { ExecutionNotice, Notices } from "./notices.ts";
 import { CapabilityError } from "../runtime/capability/capability-error.ts";
 import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
@@ -113,7 +114,7 @@ export const CANCEL_NOTICES = {
  * committed, as the API answers it. A script asking for JSON gets the receipt; a plain form post
  * is sent back to the execution's page (303) with a notice.
  */
-export async function cancelExecution(c: Context, plane: ExecutionPlane, id: string): Promise<Response> {
+export async function cancelExecution(c: Context, plane: ExecutionPlane, id: string, notices: Notices<ExecutionNotice>): Promise<Response> {
   // A script asking for JSON (the page's Cancel button) gets its refusals as the API gives them too.
   const json = (c.req.header("accept") ?? "").includes("application/json");
   if (!isExecutionId(id)) {
@@ -130,7 +131,8 @@ export async function cancelExecution(c: Context, plane: ExecutionPlane, id: str
     if (json) return failureAnswer(failure, requestIds(c as never).request_id, status);
     return problemResponse(c, plane.root, { status, title: status === 404 ? "No such execution" : "Cancel failed", message: failure.message, suggestion: failure.suggestion });
   }
-  if (json) return c.json(receipt);
   const notice = !receipt.requested ? "cancel-refused" : receipt.recorded === false ? "cancel-unrecorded" : "cancel-requested";
-  return c.redirect(`${executionPagePath(id)}?notice=${notice}`, 303);
+  // A script gets the receipt, and the notice the page it may go to shows (X-Docket-Notice: execution.js).
+  if (json) return c.json(receipt, 200, { "X-Docket-Notice": notices.issue(id, notice) });
+  return c.redirect(`${executionPagePath(id)}?notice=${notices.issue(id, notice)}`, 303);
 }

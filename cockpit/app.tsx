@@ -21,6 +21,7 @@ import { LOG_LEVELS, logFilterOf } from "./log-filter.ts";
 import { capabilityHistory, stateBuckets } from "./chart-data.ts";
 import { serveAsset } from "./assets.ts";
 import { createCallResults, RESULT_QUERY, type CallResults } from "./call-results.ts";
+import { createNotices, NOTICE_TOKEN, type ExecutionNotice, type Notices } from "./notices.ts";
 import { catalogSignature } from "./catalog-signature.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
@@ -46,6 +47,8 @@ export interface CockpitOptions {
   log?: (line: string) => void;
   /** The pages "Run" answered, kept for their GET (a clock of its own in tests). */
   callResults?: CallResults;
+  /** The notices the execution page's forms left for its GET (notices.ts). */
+  notices?: Notices<ExecutionNotice>;
 }
 
 const RECENT = 20;
@@ -62,6 +65,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const root = plane.root;
   const results = options.callResults ?? createCallResults();
+  const notices = options.notices ?? createNotices<ExecutionNotice>();
   const app = new Hono<AppEnv>();
   app.use("*", securityHeaders());
   // Every page is built on the main thread: the loop turns first, so workers' answers get through (loop-turn.ts).
@@ -203,20 +207,14 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     if (level !== undefined && level !== "" && !(LOG_LEVELS as readonly string[]).includes(level)) {
       return problemResponse(c, root, { status: 400, title: "Unknown log level", message: `log_level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level.slice(0, 40))}.` });
     }
-    const noticeKey = c.req.query("notice");
-    const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES };
-    if (noticeKey !== undefined && noticeKey !== "" && !Object.hasOwn(notices, noticeKey)) {
-      return problemResponse(c, root, { status: 400, title: "Unknown notice", message: `notice must be one of ${Object.keys(notices).join(", ")}, got ${JSON.stringify(noticeKey.slice(0, 40))}.` });
+    // A notice is shown only when this server gave it, for this execution (notices.ts): one a link
+    // named itself (?notice=released) claimed deleted files above the panel listing them (cockpit testers, session 48).
+    const noticeToken = c.req.query("notice");
+    if (noticeToken !== undefined && noticeToken !== "" && !NOTICE_TOKEN.test(noticeToken)) {
+      return problemResponse(c, root, { status: 400, title: "Unknown notice", message: `notice must be a token this server gave when one of the page's forms was sent, got ${JSON.stringify(noticeToken.slice(0, 40))}.` });
     }
-    // A notice that says what happened is shown only while the execution says so too: a shared
-    // link with ?notice=released claimed deleted files above the panel listing them (cockpit
-    // tester, session 48).
-    const holds: Partial<Record<keyof typeof notices, () => boolean>> = {
-      released: () => plane.handle(cockpitEdge(c)).artifacts(id).length === 0,
-      "cancel-requested": () => execution.cancel_requested !== undefined,
-      reconciled: () => execution.reconciliation !== undefined,
-    };
-    const notice = noticeKey && Object.hasOwn(notices, noticeKey) && (holds[noticeKey as keyof typeof notices]?.() ?? true) ? notices[noticeKey as keyof typeof notices] : null;
+    const noticeKey = noticeToken ? notices.read(noticeToken, id) : null;
+    const notice = noticeKey === null ? null : { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES }[noticeKey];
     const partial = sections.length > 0;
     const props = {
       root,
@@ -238,9 +236,9 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     return htmlPage(c, <ExecutionPage {...props} />);
   });
 
-  app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id")));
-  app.post("/executions/:id/release", (c) => releaseArtifacts(c, plane, c.req.param("id")));
-  app.post("/executions/:id/reconcile", (c) => reconcileExecution(c, plane, c.req.param("id")));
+  app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id"), notices));
+  app.post("/executions/:id/release", (c) => releaseArtifacts(c, plane, c.req.param("id"), notices));
+  app.post("/executions/:id/reconcile", (c) => reconcileExecution(c, plane, c.req.param("id"), notices));
 
   app.all("*", (c) => {
     const path = new URL(c.req.url).pathname;

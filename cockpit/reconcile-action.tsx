@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
+import type { ExecutionNotice, Notices } from "./notices.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { FailureError } from "../runtime/execution/failure.ts";
 import type { ExecutionPlane, ReconcileReceipt } from "../runtime/execution/plane.ts";
@@ -22,7 +23,7 @@ export const RECONCILE_NOTICES = {
  * capability like every other surface. Confirmed or refused; then back to the execution's page
  * (303) with a notice, or a problem page naming what was wrong.
  */
-export async function reconcileExecution(c: Context, plane: ExecutionPlane, id: string): Promise<Response> {
+export async function reconcileExecution(c: Context, plane: ExecutionPlane, id: string, notices: Notices<ExecutionNotice>): Promise<Response> {
   const refuse = (status: number, title: string, message: string, suggestion?: string) => problemResponse(c, plane.root, { status, title, message, suggestion });
   if (!isExecutionId(id)) return refuse(400, "Not an execution id", `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).`);
   const body = await readFormBody(c, 64 * 1024);
@@ -44,5 +45,5 @@ export async function reconcileExecution(c: Context, plane: ExecutionPlane, id: 
     const status = statusOf(error.failure);
     return refuse(status, status === 404 ? "No such execution" : "Not reconciled", error.failure.message, error.failure.suggestion);
   }
-  return c.redirect(`${executionPagePath(id)}?notice=${receipt.reconciled ? "reconciled" : "check-unsure"}`, 303);
+  return c.redirect(`${executionPagePath(id)}?notice=${notices.issue(id, receipt.reconciled ? "reconciled" : "check-unsure")}`, 303);
 }

@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
+import type { ExecutionNotice, Notices } from "./notices.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { FailureError } from "../runtime/execution/failure.ts";
 import type { ExecutionPlane } from "../runtime/execution/plane.ts";
@@ -19,7 +20,7 @@ export const RELEASE_NOTICES = {
  * confirmation box is ticked. The engine decides whether they may go (terminal, outcome known);
  * a refusal is a page that says why, never a silent no-op.
  */
-export async function releaseArtifacts(c: Context, plane: ExecutionPlane, id: string): Promise<Response> {
+export async function releaseArtifacts(c: Context, plane: ExecutionPlane, id: string, notices: Notices<ExecutionNotice>): Promise<Response> {
   if (!isExecutionId(id)) {
     return problemResponse(c, plane.root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
   }
@@ -35,5 +36,5 @@ export async function releaseArtifacts(c: Context, plane: ExecutionPlane, id: st
     const status = statusOf(error.failure);
     return problemResponse(c, plane.root, { status, title: status === 404 ? "No such execution" : "Release refused", message: error.failure.message, suggestion: error.failure.suggestion });
   }
-  return c.redirect(`${executionPagePath(id)}?notice=released`, 303);
+  return c.redirect(`${executionPagePath(id)}?notice=${notices.issue(id, "released")}`, 303);
 }

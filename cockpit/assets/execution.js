@@ -721,7 +721,10 @@
             // It says why the Cancel button is gone, as the page a Cancel without a script lands on does.
             if (ended && root.getAttribute("data-terminal") !== "true") {
               var page = new URL(root.getAttribute("data-page") || window.location.href, window.location.href);
-              page.searchParams.set("notice", "cancel-refused");
+              // The notice the server gave for this cancel (a page shows only those: notices.ts).
+              var given = response.headers && response.headers.get ? response.headers.get("X-Docket-Notice") : null;
+              if (given) page.searchParams.set("notice", given);
+              else page.searchParams.delete("notice");
               navigate(page.pathname + page.search);
             }
             // Requested: the handler stops soon, but a page behind a flood would draw that seconds

@@ -7,13 +7,13 @@ import { executionHtml, ID, liveExecutionPage, runningSnapshot } from "./_suppor
 // Cancel answered "already succeeded" while the page, behind a flood of events, still shows it running.
 
 /** A fetch answering `answer(url)` with its status and JSON body. */
-function fetchAnswering(answer: (url: URL) => { status: number; body: unknown }): FakeFetch {
+function fetchAnswering(answer: (url: URL) => { status: number; body: unknown; headers?: Record<string, string> }): FakeFetch {
   const urls: string[] = [];
   const fn = (async (url: string) => {
     urls.push(url);
-    const { status, body } = answer(new URL(url, ORIGIN));
-    return { ok: status < 400, status, json: async () => body, text: async () => JSON.stringify(body) };
-  }) as FakeFetch;
+    const { status, body, headers } = answer(new URL(url, ORIGIN));
+    return { ok: status < 400, status, headers: new Headers(headers ?? {}), json: async () => body, text: async () => JSON.stringify(body) };
+  }) as unknown as FakeFetch;
   fn.urls = urls;
   return fn;
 }
@@ -93,7 +93,7 @@ describe("an execution page the server contradicts", () => {
 
   test("Cancel answered 'already succeeded' while the page shows it running: the page goes to the server's page, and the button does not claim a cancel was requested", async () => {
     const fetch = fetchAnswering((url) =>
-      url.pathname.endsWith("/cancel") ? { status: 200, body: { id: ID, state: "succeeded", cancellable: true, requested: false, recorded: true, message: `${ID} has already ended (succeeded); nothing to cancel.` } } : { status: 200, body: {} },
+      url.pathname.endsWith("/cancel") ? { status: 200, body: { id: ID, state: "succeeded", cancellable: true, requested: false, recorded: true, message: `${ID} has already ended (succeeded); nothing to cancel.` }, headers: { "X-Docket-Notice": "0123456789abcdef" } } : { status: 200, body: {} },
     );
     const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });
     try {
@@ -105,7 +105,7 @@ describe("an execution page the server contradicts", () => {
       expect(button.textContent).not.toBe("Cancel requested");
       expect(button.hasAttribute("disabled")).toBe(false);
       // With the notice a Cancel without a script lands on: the new page says why its button is gone.
-      expect(page.navigations).toEqual([`/cockpit/executions/${ID}?notice=cancel-refused`]);
+      expect(page.navigations).toEqual([`/cockpit/executions/${ID}?notice=0123456789abcdef`]);
     } finally {
       await page.close();
     }

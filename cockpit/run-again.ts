@@ -43,6 +43,7 @@ const UNFIT = {
   time: "a date-and-time box holds a time to the millisecond, with a zone",
   key: "a key's box is trimmed and takes no empty key",
   row: "a row with every box empty is left out",
+  empty: "an empty box, list or group sends no value, not an empty one",
 } as const;
 type Unfit = keyof typeof UNFIT;
 
@@ -61,6 +62,8 @@ const isScalarOption = (field: FieldSpec, value: unknown) => field.options.some(
 function fitsControl(field: FieldSpec, value: unknown): Fit {
   const fits = (yes: boolean): Fit => (yes ? "fits" : "changed");
   if (value === null) return fits(field.nullable || (field.kind === "choice" && isScalarOption(field, null)) || field.kind === "json");
+  // An empty box is no value (form-input.ts empty): "" came back absent, null or its default (cockpit checking tester, session 48).
+  if (value === "" && (field.kind === "text" || field.kind === "date" || field.kind === "datetime" || field.kind === "timestamp")) return "empty";
   switch (field.kind) {
     case "text":
       if (typeof value !== "string") return "changed";
@@ -71,7 +74,8 @@ function fitsControl(field: FieldSpec, value: unknown): Fit {
       // put in as it is, which the browser's box refuses and sends empty: the field was dropped
       // from the input that Run again sent (cockpit tester, session 48).
       const wall = toServerWallTime(value);
-      if (wall === value) return "time";
+      // Before year 1 the browser's box takes no date (year 0000 was sent empty).
+      if (wall === value || !/^\d{4}-/.test(wall) || wall.startsWith("0000-")) return "time";
       // Shown as the server's wall time: one its clocks show twice sends back only one of the two moments.
       return withServerZone(wall)?.kind === "repeated" ? "repeated" : "fits";
     }
@@ -90,9 +94,11 @@ function fitsControl(field: FieldSpec, value: unknown): Fit {
     case "choice":
       return fits(isScalarOption(field, value));
     case "choices":
+      if (Array.isArray(value) && value.length === 0 && sentAsNothing(field)) return "empty";
       return fits(Array.isArray(value) && value.every((item) => isScalarOption(field, item)));
     case "list":
       if (!Array.isArray(value)) return "changed";
+      if (value.length === 0 && sentAsNothing(field)) return "empty";
       if (field.item !== "string") return fits(value.every((item) => (field.item === "integer" ? Number.isInteger(item) : typeof item === "number" && Number.isFinite(item))));
       if (!value.every((item) => typeof item === "string")) return "changed";
       // One value per line, each trimmed and none empty: a string that is not one line as typed would come back changed.
@@ -100,6 +106,14 @@ function fitsControl(field: FieldSpec, value: unknown): Fit {
     default:
       return "fits";
   }
+}
+
+/** Whether an empty group (no box ticked, no line, no row, nothing filled) is sent as no value, or null, rather than as itself (form-input.ts emptyGroup). */
+const sentAsNothing = (field: FieldSpec) => !field.required || field.nullable;
+
+/** Whether what `values` got from `before` on holds anything filled in: a variant's chooser alone is nothing (form-input.ts isFilled). */
+function filledSince(values: URLSearchParams, before: number): boolean {
+  return [...values.entries()].slice(before).some(([name, text]) => text !== "" && !name.endsWith(".variant"));
 }
 
 /** The members of `value` that none of `fields` is for (a constant a shape sets is one of its own), as paths under `prefix`. */
@@ -152,13 +166,25 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
     case "timestamp":
       // The date-and-time box holds no zone: the same moment, as the server's wall time.
       return put(toServerWallTime(value as string));
-    case "object":
+    case "object": {
       if (!isObject(value)) return void unheld.changed.push(path);
       unheld.dropped.push(...droppedMembers(field.fields, value, `${path}.`));
+      const before = [...values.keys()].length;
       for (const child of field.fields) appendValues(values, child, value[child.name], `${path}.${child.name}`, unheld);
+      // A group with nothing filled in is no value, or null, when it may be (form-input.ts readObject).
+      if (sentAsNothing(field) && !filledSince(values, before)) {
+        unheld.unfit.push(path);
+        unheld.unfitBecause.add("empty");
+      }
       return;
+    }
     case "rows":
       if (!Array.isArray(value)) return void unheld.changed.push(path);
+      if (value.length === 0 && sentAsNothing(field)) {
+        unheld.unfit.push(path);
+        unheld.unfitBecause.add("empty");
+        return;
+      }
       value.forEach((item, index) => {
         if (!isObject(item)) return void unheld.changed.push(`${path}.${index}`);
         unheld.dropped.push(...droppedMembers(field.fields, item, `${path}.${index}.`));
@@ -166,7 +192,7 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
         for (const child of rowFields(field.fields, index, field.control)) appendValues(values, child, item[child.name], `${path}.${index}.${child.name}`, unheld);
         // A row whose every box is empty is no item (form-input.ts filledRows): `{ k: "" }` was
         // dropped from the input sent again, and the rows after it moved up (cockpit tester, session 48).
-        if (![...values.values()].slice(before).some((text) => text !== "")) {
+        if (!filledSince(values, before)) {
           unheld.unfit.push(`${path}.${index}`);
           unheld.unfitBecause.add("row");
         }
@@ -174,6 +200,11 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
       return;
     case "record":
       if (!isObject(value)) return void unheld.changed.push(path);
+      if (Object.keys(value).length === 0 && sentAsNothing(field)) {
+        unheld.unfit.push(path);
+        unheld.unfitBecause.add("empty");
+        return;
+      }
       Object.entries(value).forEach(([key, item], index) => {
         // A key with spaces at either end, or none, comes back trimmed or refused (form-input.ts readRecord).
         if (key === "" || key !== key.trim()) {

@@ -1,5 +1,5 @@
 import type { StepSnapshot } from "../runtime/execution/snapshot.ts";
-import { shownText } from "./format.ts";
+import { shownCut, SHOWN_TITLE_CHARS } from "./format.ts";
 
 /** One step as a bar: where it starts and how long it is, in percent of the execution's span. */
 export interface TimelineBar {
@@ -35,7 +35,7 @@ export function timelineBars(steps: StepSnapshot[], execution: EndOf, now: numbe
     const width = Math.max(MIN_WIDTH, ((end - start) / span) * 100);
     return {
       id: step.id,
-      title: shownText(step.title),
+      title: shownCut(step.title, SHOWN_TITLE_CHARS),
       state: step.state === "running" && ended !== null ? "stopped" : step.state,
       left: Math.min(left, 100 - MIN_WIDTH),
       width: Math.min(width, 100 - Math.min(left, 100 - MIN_WIDTH)),

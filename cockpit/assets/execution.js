@@ -178,7 +178,7 @@
       var row = clone("step");
       row.setAttribute("data-step-id", id);
       row.setAttribute("data-started", timestamp);
-      field(row, "title").textContent = format.text(title);
+      field(row, "title").textContent = format.cut(title, format.titleChars);
       field(row, "id").textContent = format.text(id);
       field(row, "state").replaceChildren(clone("step-running"));
       body.insertBefore(row, stepsEmpty && stepsEmpty.parentNode === body ? stepsEmpty : null);
@@ -392,7 +392,7 @@
         var d = events[i].data;
         var row = clone("diagnostic");
         field(row, "severity").replaceChildren(clone("severity-" + d.severity) || clone("severity-info"));
-        field(row, "message").textContent = format.text(d.message);
+        field(row, "message").textContent = format.cut(d.message, format.messageChars);
         var where = d.file ? format.text(d.file) + (d.line !== undefined ? ":" + d.line + (d.column !== undefined ? ":" + d.column : "") : "") : "—";
         field(row, "location").textContent = where;
         field(row, "code").textContent = d.code ? format.text(d.code) : "—";
@@ -468,7 +468,7 @@
       },
       "execution.step": function (event) {
         var row = runningStep(event.data.id);
-        if (row) field(row, "title").textContent = format.text(event.data.title);
+        if (row) field(row, "title").textContent = format.cut(event.data.title, format.titleChars);
         else newStep(event.data.id, event.data.title, event.timestamp);
         refreshTimelineSoon();
       },
@@ -476,7 +476,7 @@
         var row = runningStep(event.data.id) || newStep(event.data.id, event.data.id, event.timestamp);
         runningRows.delete(row);
         field(row, "state").replaceChildren(clone(event.data.ok ? "step-succeeded" : "step-failed"));
-        field(row, "message").textContent = format.text(event.data.message || "");
+        field(row, "message").textContent = format.cut(event.data.message || "", format.messageChars);
         field(row, "duration").textContent = format.duration(Date.parse(event.timestamp) - Date.parse(row.getAttribute("data-started")));
         refreshTimelineSoon();
       },

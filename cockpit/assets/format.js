@@ -82,6 +82,16 @@
     },
     /** A string a handler gave, as shown text: without escape sequences, controls or bidirectional controls. */
     text: shownText,
+    /** Shown text cut at `max` characters with an ellipsis: cockpit/format.ts shownCut, the same cut. */
+    cut: function (text, max) {
+      var shown = shownText(text);
+      if (shown.length <= max) return shown;
+      var end = /[\ud800-\udbff]/.test(shown.charAt(max - 2)) ? max - 2 : max - 1;
+      return shown.slice(0, end) + "\u2026";
+    },
+    /** cockpit/format.ts SHOWN_TITLE_CHARS and SHOWN_MESSAGE_CHARS. */
+    titleChars: 200,
+    messageChars: 500,
   };
 
   /** `5 min ago`, `just now`, `in 3 s`: cockpit/format.ts's relativeTime, the same words. */

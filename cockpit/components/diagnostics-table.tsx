@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { DiagnosticInput } from "../../runtime/capability/declaration.ts";
-import { shownText } from "../format.ts";
+import { shownCut, shownText, SHOWN_MESSAGE_CHARS } from "../format.ts";
 import { SeverityBadge } from "./badges.tsx";
 
 /** `file:line:column` of a diagnostic, as far as it is known. */
@@ -38,7 +38,7 @@ export function DiagnosticsTable(props: { diagnostics: DiagnosticInput[]; droppe
                 </td>
                 <td>
                   <span data-field="message" class="wrap-anywhere pre-line">
-                    {shownText(d.message)}
+                    {shownCut(d.message, SHOWN_MESSAGE_CHARS)}
                   </span>
                   <span data-field="location" class="location mono wrap-anywhere">
                     {locationOf(d)}

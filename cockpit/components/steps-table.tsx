@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
-import { between, formatDuration, shownText, stepsDroppedText } from "../format.ts";
+import { between, formatDuration, shownCut, shownText, SHOWN_MESSAGE_CHARS, SHOWN_TITLE_CHARS, stepsDroppedText } from "../format.ts";
 import { StepBadge } from "./badges.tsx";
 
 /**
@@ -18,14 +18,14 @@ function StepRow(props: { step: StepSnapshot; endedAt: string | null }) {
       </td>
       <td>
         <span data-field="title" class="wrap-anywhere">
-          {shownText(s.title)}
+          {shownCut(s.title, SHOWN_TITLE_CHARS)}
         </span>{" "}
         <code class="muted" data-field="id">
           {shownText(s.id)}
         </code>
       </td>
       <td data-field="message" class="wrap-anywhere">
-        {shownText(s.message ?? "")}
+        {shownCut(s.message ?? "", SHOWN_MESSAGE_CHARS)}
       </td>
       <td data-field="duration">{formatDuration(between(s.started_at, stopped ? props.endedAt : s.finished_at))}</td>
     </tr>

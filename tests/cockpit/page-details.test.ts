@@ -2,7 +2,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { MAX_CELLS, outputShape, SHAPED_CHARS } from "../../cockpit/output-shape.ts";
 import { OutputView } from "../../cockpit/components/output-view.tsx";
-import { countsOf, executionsHtml, runningSnapshot } from "./_support/fixtures.ts";
+import { countsOf, executionHtml, executionsHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+import { shownCut, SHOWN_MESSAGE_CHARS, SHOWN_TITLE_CHARS } from "../../cockpit/format.ts";
+import { loadPage } from "./_support/dom.ts";
 import { closeParsed, parseHtml } from "./_support/html.ts";
 
 afterAll(closeParsed);
@@ -66,6 +68,25 @@ describe("outputShape", () => {
     const texts = outputShape(cases.texts) as { fields: Array<{ shape: { kind: string } }> };
     expect(texts.fields.filter((field) => field.shape.kind === "omitted").length).toBeGreaterThan(40);
     expect(page(cases.texts).includes("Not shown here: the page shows 512 Ki characters of an output&#39;s fields")).toBe(true);
+  });
+});
+
+describe("steps and diagnostics on an execution's page", () => {
+  test("a step's title and message, and a diagnostic's message, are cut on the page, the same on the server and in the browser (checking tester, session 48: 1,100 steps drew 44 MB)", () => {
+    const steps = Array.from({ length: 1_100 }, (_, i) => ({ id: `s${i}`, title: "<".repeat(1_024), state: "succeeded" as const, message: "&".repeat(4_096), started_at: "2026-09-08T01:02:04.000Z", finished_at: "2026-09-08T01:02:05.000Z" }));
+    const diagnostics = Array.from({ length: 600 }, () => ({ severity: "error" as const, message: "<".repeat(4_096) }));
+    const html = executionHtml(runningSnapshot({ steps, diagnostics } as never));
+    expect(html.length).toBeLessThan(12_000_000);
+    expect(shownCut("<".repeat(1_024), SHOWN_TITLE_CHARS)).toBe(`${"<".repeat(SHOWN_TITLE_CHARS - 1)}…`);
+    // Never inside a surrogate pair: the cut comes before it.
+    expect(shownCut(`${"a".repeat(198)}😀xyz`, SHOWN_TITLE_CHARS)).toBe(`${"a".repeat(198)}…`);
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: ["format.js"] });
+    try {
+      const format = (page.window as unknown as { docket: { format: { cut(text: string, max: number): string } } }).docket.format;
+      for (const text of ["short", "<".repeat(1_024), `${"a".repeat(198)}😀xyz`, `x\u202e${"y".repeat(600)}`]) for (const max of [SHOWN_TITLE_CHARS, SHOWN_MESSAGE_CHARS]) expect(format.cut(text, max)).toBe(shownCut(text, max));
+    } finally {
+      void page.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { schemaNodes } from "./schema-nodes.ts";
-import { readdir, stat } from "node:fs/promises";
-import { lstatSync, readlinkSync } from "node:fs";
+import { access, readdir, stat } from "node:fs/promises";
+import { constants, lstatSync, readlinkSync } from "node:fs";
 import { types } from "node:util";
 import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
@@ -568,6 +568,8 @@ export async function capabilityFolder(dir: string): Promise<CapabilityFolder> {
   }
   try {
     const entries = await readdir(folder, { withFileTypes: true });
+    // Readable but not enterable (mode 644): listed, and then every file refused as unreadable without a word of the folder.
+    if (!(await access(folder, constants.X_OK).then(() => true, () => false))) return { kind: "unusable", reason: "cannot be entered: permission denied; let this user enter it (chmod u+x)" };
     const files = entries
       // A FIFO, a socket or a device with a capability's name is listed too: loading refuses it by
       // name (importCapabilityFile), rather than skipping it without a word.

@@ -43,5 +43,9 @@ describe("a capabilities folder docket cannot list", () => {
     const ran = asUser("run health.report");
     expect(ran.stderr.toString()).not.toContain("reinstall docket");
     expect(ran.exitCode).toBe(0);
+    // Readable but not enterable: said of the folder, not of each file (checking tester, session 48).
+    chmodSync(folder, 0o644);
+    const entered = asUser("capabilities list");
+    expect(entered.stdout.toString() + entered.stderr.toString()).toContain("capabilities it cannot be entered: permission denied; let this user enter it (chmod u+x)");
   }, 60_000);
 });

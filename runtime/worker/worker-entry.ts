@@ -97,6 +97,13 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   // port, or on MessagePort.prototype) left every later message unsent, its own outcome included,
   // and its execution running for good (foundation tester, session 48).
   const send = port.postMessage.bind(port);
+  // What a handler may replace of it (on the port, or on MessagePort.prototype): docket's own sends
+  // go through `send`, but the handler's next tasks on this worker, and their MessageChannels, met
+  // the replacement (checking tester, session 48): a worker where it changed is retired.
+  const postAtBoot = port.postMessage;
+  const portPrototype = (Object.getPrototypeOf(port) as { postMessage?: unknown } | null) ?? null;
+  const prototypePostAtBoot = portPrototype?.postMessage;
+  const portIntact = () => port.postMessage === postAtBoot && (portPrototype === null || portPrototype.postMessage === prototypePostAtBoot);
   const post = (message: FromWorker) => send(toWire(message));
   // A thread a handler starts and leaves running is no task's: the pool's idle watch looks at the
   // process for what such threads take, while this worker has any (docs/containment.md).
@@ -188,7 +195,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // Work a task before left running, which changed them before this task began, may have done it again meanwhile (third checking tester).
       takeBackPrototypes(leftoverOf === null ? `${run.capability}'s handler` : `${run.capability}'s handler, or work ${leftoverOf}'s task left running (which did before this task began)`, run.context.mask);
       if (run.environment !== null) forgetSecretVariables(run.environment, run.context.mask, `${run.capability}'s handler`, "before the task");
-      if (!builtinsIntact()) taintedBy(`${run.capability}'s handler`, run.context.mask);
+      if (!builtinsIntact() || !portIntact()) taintedBy(`${run.capability}'s handler`, run.context.mask);
       lastCapability = run.capability;
     }
     try {
@@ -235,7 +242,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const taintedBy = (who: string, mask: (text: string) => string) => {
     if (tainted) return;
     tainted = true;
-    post({ type: "tainted", message: mask(`${laneWorker(boot.lane)}: ${who} replaced ${listed(replacedBuiltins())}, which every task of its worker shares (a polyfill, or a patch); docket masks with the originals and replaces the worker once its task ends, so that no later task runs with them. Do not replace built-ins in a capability.`) });
+    const replaced = [...replacedBuiltins(), ...(portIntact() ? [] : ["the worker's MessagePort postMessage"])];
+    post({ type: "tainted", message: mask(`${laneWorker(boot.lane)}: ${who} replaced ${listed(replaced)}, which every task of its worker shares (a polyfill, or a patch); docket masks with the originals and replaces the worker once its task ends, so that no later task runs with them. Do not replace built-ins in a capability.`) });
   };
 
   /** The environment as this worker began: what work a task left running set there since, holding a recent task's secret, is put back to it. */
@@ -293,7 +301,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     }
     current = run;
     // Work an earlier task left running may have replaced them since: this task is the last here.
-    if (!builtinsIntact()) taintedBy(`work ${lastCapability ?? "an earlier task"}'s task left running`, maskRecent);
+    if (!builtinsIntact() || !portIntact()) taintedBy(`work ${lastCapability ?? "an earlier task"}'s task left running`, maskRecent);
     // ...or put a secret of a recent task in the environment since it ended (a timer): put back as the worker began.
     if (recentSecrets.length > 0) forgetSecretVariables(environmentAtStart, maskRecent, `work ${lastCapability ?? "an earlier task"}'s task left running, after that task ended,`, "as the worker began");
     if ((task.secrets?.length ?? 0) > 0) {

@@ -139,6 +139,8 @@ describe("handler code that meddles with the worker's port (foundation tester, s
     expect(outcomes[1]).toEqual({ ok: true, output: { returned: true } });
     expect(outcomes[2]).toMatchObject({ ok: true });
     expect(problems.join("\n")).not.toMatch(/TypeError|SyntaxError/);
+    // The worker each ran on is retired, so that no later task meets the replacement (checking tester, session 48).
+    expect(problems.filter((p) => p.includes("replaced the worker's MessagePort postMessage"))).toHaveLength(2);
   }, 30_000);
 
   test("messages of no shape docket sends are ignored, said once in the log, and throw nothing on the main thread", async () => {

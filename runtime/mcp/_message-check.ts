@@ -1,5 +1,6 @@
 import { CancelledNotificationSchema, ErrorCode, InitializeRequestSchema, isJSONRPCNotification, isJSONRPCRequest, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { describeValue, invalidParamsText, requestProblems } from "./_checked-request.ts";
+import { ANSWERED_METHODS, methodNotFoundMessage } from "./_answered-methods.ts";
 
 /** A JSON value checked as one JSON-RPC message: the message, or the error to answer with instead. */
 export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; id: RequestId | null; code: number; message: string; notification: boolean };
@@ -22,6 +23,8 @@ export function checkMessage(value: unknown, unit: "line" | "request"): CheckedM
   if (byPosition(value)) {
     // JSON-RPC 2.0 allows params by position; MCP's methods take them by name: the params are wrong, not the message.
     const method = (value as { method: string }).method;
+    // A method the server does not answer is that, whatever its params (its params were refused first).
+    if (!ANSWERED_METHODS.includes(method)) return { ok: false, id: idOf(value), code: ErrorCode.MethodNotFound, message: methodNotFoundMessage(method), notification };
     return { ok: false, id: idOf(value), code: ErrorCode.InvalidParams, message: `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify(method)} was sent an array. ${paramsHint(method)}`, notification };
   }
   const issue = deepest(parsed.error.issues as Issue[]);

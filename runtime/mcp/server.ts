@@ -12,6 +12,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import { checkedRequest, keepSentArguments } from "./_checked-request.ts";
 import { rpcError } from "./rpc-error.ts";
+import { methodNotFoundMessage } from "./_answered-methods.ts";
 import { failureJsonSchema } from "./_schemas.ts";
 import { callTool } from "./call-tool.ts";
 import { mcpEdge, type McpRequestFacts } from "./edge.ts";
@@ -94,10 +95,7 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
   // A method no handler above answers: named, with those that are, not the SDK's bare "Method not
   // found" (MCP/CLI tester, session 48: prompts/list, logging/setLevel left an agent guessing).
   server.fallbackRequestHandler = async (request) => {
-    throw rpcError(ErrorCode.MethodNotFound, `Method not found: docket's MCP server does not answer ${JSON.stringify(request.method.slice(0, 80))}; it answers ${ANSWERED_METHODS.join(", ")} (it offers tools and resources, no prompts, logging or completions).`);
+    throw rpcError(ErrorCode.MethodNotFound, methodNotFoundMessage(request.method));
   };
   return server;
 }
-
-/** The requests the server answers: the SDK's own (initialize, ping) and those set above. */
-const ANSWERED_METHODS = ["initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read"];

@@ -71,3 +71,12 @@ test("params sent by position are -32602 with what that method takes, not always
   expect(hint("tools/list")).toEndWith("Send params as an object, or none at all when the method takes none.");
   expect(refusal({ jsonrpc: "2.0", id: 7, method: "initialize", params: [1] })).toMatchObject({ id: 7, code: -32602 });
 });
+
+test("a method the server does not answer is -32601 whatever its params, and a long name is cut whole characters, said to be cut (MCP/CLI checking tester, session 48)", () => {
+  const refused = refusal({ jsonrpc: "2.0", id: 9, method: "prompts/list", params: [] });
+  expect(refused).toMatchObject({ id: 9, code: -32601 });
+  expect(refused.message).toStartWith('Method not found: docket\'s MCP server does not answer "prompts/list"; it answers initialize, ping,');
+  const long = refusal({ jsonrpc: "2.0", id: 10, method: `${"m".repeat(79)}😀tail`, params: [] }).message;
+  expect(long).toContain(`"${"m".repeat(79)}😀…"`);
+  expect(long).not.toContain("\\ud83d");
+});

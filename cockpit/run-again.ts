@@ -44,6 +44,7 @@ const UNFIT = {
   key: "a key's box is trimmed and takes no empty key",
   row: "a row with every box empty is left out",
   empty: "an empty box, list or group sends no value, not an empty one",
+  year: "a date box takes no date before year 1",
 } as const;
 type Unfit = keyof typeof UNFIT;
 
@@ -80,9 +81,12 @@ function fitsControl(field: FieldSpec, value: unknown): Fit {
       return withServerZone(wall)?.kind === "repeated" ? "repeated" : "fits";
     }
     case "password":
+      return fits(typeof value === "string");
     case "date":
     case "datetime":
-      return fits(typeof value === "string");
+      if (typeof value !== "string") return "changed";
+      // The browser's box refuses year 0000, and sends the field empty (cockpit checking tester, session 48).
+      return /^(?:0000|-)/.test(value) ? "year" : "fits";
     case "number":
       return fits(typeof value === "number" && Number.isFinite(value));
     case "integer":

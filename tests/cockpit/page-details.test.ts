@@ -55,6 +55,8 @@ describe("outputShape", () => {
       long: { text: "<".repeat(8_000_000) },
       // Fifty text fields of 160,000 "&".
       texts: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`t${i}`, "&".repeat(160_000)])),
+      // Forty-nine fields named with 160,000 "<" each (round 2: names were drawn whole, twice).
+      names: Object.fromEntries(Array.from({ length: 49 }, (_, i) => [String(i).padStart(3, "0") + "<".repeat(160_000), [1]])),
     };
     for (const [name, value] of Object.entries(cases)) {
       const html = page(value);
@@ -62,9 +64,11 @@ describe("outputShape", () => {
       expect({ name, small: html.length < (SHAPED_CHARS + 256 * 1024) * 5 + 200_000 }).toEqual({ name, small: true });
     }
     const long = outputShape(cases.long) as { kind: string; fields: Array<{ shape: { kind: string; left: number; text: string } }> };
-    expect(long.fields[0]!.shape).toMatchObject({ kind: "text", left: 8_000_000 - SHAPED_CHARS });
+    // The field's name ("text", drawn twice) is charged first.
+    const left = 8_000_000 - (SHAPED_CHARS - "text".length * 2);
+    expect(long.fields[0]!.shape).toMatchObject({ kind: "text", left });
     // Said, not dumped whole should it fail: the pages are megabytes.
-    expect(page(cases.long).includes(`${(8_000_000 - SHAPED_CHARS).toLocaleString("en-US")} more characters not shown here`)).toBe(true);
+    expect(page(cases.long).includes(`${left.toLocaleString("en-US")} more characters not shown here`)).toBe(true);
     const texts = outputShape(cases.texts) as { fields: Array<{ shape: { kind: string } }> };
     expect(texts.fields.filter((field) => field.shape.kind === "omitted").length).toBeGreaterThan(40);
     expect(page(cases.texts).includes("Not shown here: the page shows 512 Ki characters of an output&#39;s fields")).toBe(true);

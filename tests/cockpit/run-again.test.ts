@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
 import type { ExecutionStore } from "../../runtime/store/store.ts";
 import { againValues } from "../../cockpit/run-again.ts";
+import { ISO_DATE_TIME_PATTERN } from "../../runtime/capability/json-schema.ts";
 import { formShape } from "../../cockpit/form-fields.ts";
 import { inputFromForm } from "../../cockpit/form-input.ts";
 import { CapabilityPage } from "../../cockpit/pages/capability.tsx";
@@ -163,6 +164,8 @@ describe("Run again of values the form's controls would send back changed (cockp
         rec: { type: "object", additionalProperties: { type: "string" } },
         at: { type: "string", format: "date-time" },
         s_opt: { type: "string" },
+        day: { type: "string", format: "date" },
+        local: { type: "string", pattern: ISO_DATE_TIME_PATTERN },
         s_def: { type: "string", default: "dflt" },
         o_opt: { type: "object", properties: { a: { type: "string" } } },
         l_opt: { type: "array", items: { type: "string" } },
@@ -201,6 +204,8 @@ describe("Run again of values the form's controls would send back changed (cockp
     ["a record's value that is an empty string (refused as required)", { rows: [{ k: "a" }], rec: { k: "" } }, "rec.k", "an empty box, list or group sends no value, not an empty one"],
     ["a row holding only a variant's choice (dropped as no row)", { rows: [{ k: "a" }], rows_v: [{ v: { kind: "a" } }] }, "rows_v.0", "a row with every box empty is left out"],
     ["a moment before year 1, which the box takes no date of", { rows: [{ k: "a" }], at: "0000-06-01T00:00:00Z" }, "at", "a date-and-time box holds a time to the millisecond, with a zone"],
+    ["a date before year 1 (round 2: dropped)", { rows: [{ k: "a" }], day: "0000-01-01" }, "day", "a date box takes no date before year 1"],
+    ["a local date-time before year 1", { rows: [{ k: "a" }], local: "0000-01-01T00:00" }, "local", "a date box takes no date before year 1"],
   ])("%s is named and kept in the raw JSON box, which sends the input as it was", (_, input, path, why) => {
     const again = againValues(storeWith(input), capability, ID);
     expect(again.kind).toBe("filled");

@@ -8,7 +8,7 @@
  * Read as Bun reads one, so that both runtimes answer alike: each size line is hexadecimal digits,
  * then extensions after `;` (not read), then CRLF, nothing else (a space, a tab, a no-break space);
  * the last chunk is followed by CRLF alone (Bun takes no trailer). A size line longer than
- * LINE_BYTES, a size past 2^53, data not followed by CRLF, and a trailer are malformed: `push`
+ * LINE_BYTES, a size of more than 14 hex digits (Bun's bound), data not followed by CRLF, and a trailer are malformed: `push`
  * throws a {@link MalformedChunks}.
  */
 export class MalformedChunks extends Error {
@@ -17,6 +17,11 @@ export class MalformedChunks extends Error {
 
 /** The longest size line (extensions included) read. */
 const LINE_BYTES = 4096;
+
+/** An HTTP token's characters (RFC 9110 tchar). */
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+/** What may follow a chunk's size: `;name` or `;name=value`, the value a token or a quoted string with no space in it. */
+const CHUNK_EXTENSIONS = new RegExp(`^(?:;${TOKEN}(?:=(?:${TOKEN}|"[^"\\s\\\\\\x00-\\x1f\\x7f]*"))?)*$`);
 
 type State =
   | { at: "size"; line: number[] }
@@ -72,7 +77,10 @@ function sizeRead(line: number[]): State {
   // Digits, then nothing or `;` and extensions: no space around them, as Bun reads it.
   const size = text.split(";", 1)[0]!;
   const digits = size.replace(/^0+(?=.)/, "");
-  if (!/^[0-9A-Fa-f]+$/.test(size) || digits.length > 14 || Number.parseInt(digits, 16) > Number.MAX_SAFE_INTEGER) throw new MalformedChunks("A chunk's size is not a hexadecimal number of at most 2^53 bytes, alone before its CRLF or `;`.");
+  if (!/^[0-9A-Fa-f]+$/.test(size) || digits.length > 14) throw new MalformedChunks("A chunk's size is not a hexadecimal number of at most 14 digits, alone before its CRLF or `;`.");
+  // Each extension a name, with a value or not (a token, or a quoted string without spaces), as
+  // Bun takes them: a space, a bare CR or a control in one was taken here where Bun refused it.
+  if (!CHUNK_EXTENSIONS.test(text.slice(size.length))) throw new MalformedChunks("A chunk's extensions are not `;name` or `;name=value` with no space or control in them.");
   const bytes = Number.parseInt(digits, 16);
   return bytes === 0 ? { at: "data-end", seen: 0, last: true } : { at: "data", left: bytes };
 }

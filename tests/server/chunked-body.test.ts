@@ -35,7 +35,11 @@ describe("a chunked request body decoded as its bytes come (Node's upgrade path)
 
   test.each([
     ["a size that is not hexadecimal", "zz\r\nhello\r\n0\r\n\r\n", /not a hexadecimal number/],
-    ["a size past 2^53", "fffffffffffffff\r\nx", /at most 2\^53/],
+    ["a size of 15 hex digits", "fffffffffffffff\r\nx", /at most 14 digits/],
+    // Extensions as Bun takes them (round 2: Node took spaces, a bare CR and controls in them).
+    ["a space in an extension", "5; a=b\r\nhello\r\n0\r\n\r\n", /extensions/],
+    ["a quoted value with a space", '5;a="x y"\r\nhello\r\n0\r\n\r\n', /extensions/],
+    ["a bare CR in the size line", "5;a\rb\r\nhello\r\n0\r\n\r\n", /extensions/],
     ["data longer than its size", "3\r\nhello\r\n0\r\n\r\n", /not followed by CRLF/],
     ["a size line without CR", "5\nhello\r\n0\r\n\r\n", /does not end with CRLF/],
     ["an endless size line", "5" + ";".repeat(5000), /longer than 4096 bytes/],

@@ -18,6 +18,7 @@ import { MAX_TIMEOUT_MS, type CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
 import { thrownClass } from "../execution/thrown.ts";
+import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
 
 /** The id shape: lower-case dotted, `namespace.verb` (capability-id.ts). */
 export const CAPABILITY_ID = CAPABILITY_ID_PATTERN;
@@ -100,7 +101,12 @@ export interface DeclarationCheckOptions {
  */
 export function checkDeclaration(value: unknown, options: DeclarationCheckOptions = {}): DeclarationCheck {
   const unread = (reason: string): DeclarationCheck => ({ id: null, problems: [{ code: "bad_declaration", reason, line: null, column: null }], input_schema: null, output_schema: null, declaration: null });
-  const read = readDeclaration(value);
+  let read: ReturnType<typeof readDeclaration>;
+  try {
+    read = readDeclaration(value);
+  } catch (error) {
+    return unread(declarationThrew(error));
+  }
   if (!read.ok) return unread(read.reason);
   // A value deeper in it (an example, a schema's part) may still be a getter or a Proxy that throws:
   // one file's load error, never a reload of every file stopped (foundation tester, session 48).
@@ -160,8 +166,10 @@ function plainJsonCopy(value: unknown, path: string): { ok: true; value: unknown
   let values = 0;
   const seen = new Set<object>();
   const refuse = (at: string, what: string) => ({ ok: false as const, reason: `${at} ${what}; an example is an input as JSON: plain objects, lists, strings, numbers, true, false and null` });
-  const copy = (item: unknown, at: string): { ok: true; value: unknown } | { ok: false; reason: string } => {
+  const copy = (item: unknown, at: string, depth: number): { ok: true; value: unknown } | { ok: false; reason: string } => {
     if (++values > MAX_EXAMPLE_VALUES) return refuse(path, `holds more than ${MAX_EXAMPLE_VALUES} values`);
+    // As deep as an input may be: 40,000 levels overflowed the copy's stack (round-2 checking tester, session 48).
+    if (depth > MAX_INPUT_DEPTH) return refuse(path, `nests deeper than ${MAX_INPUT_DEPTH} levels, as no input may`);
     if (item === null || typeof item === "string" || typeof item === "boolean") return { ok: true, value: item };
     if (typeof item === "number") return Number.isFinite(item) ? { ok: true, value: item } : refuse(at, `is ${item}, which JSON cannot hold`);
     if (typeof item !== "object") return refuse(at, `is ${item === undefined ? "undefined" : `a ${typeof item}`}`);
@@ -171,15 +179,30 @@ function plainJsonCopy(value: unknown, path: string): { ok: true; value: unknown
     const prototype = Object.getPrototypeOf(item);
     if (!list && prototype !== Object.prototype && prototype !== null) return refuse(at, "is an instance of a class");
     seen.add(item);
-    const out: Record<string, unknown> | unknown[] = list ? [] : {};
+    if (list) {
+      // Each index up to its length, a hole as the null JSON writes for it: a hole at 50,000,000
+      // counted as one value and was listed as 50 million nulls (round-2 checking tester, session 48).
+      const length = (item as unknown[]).length;
+      if (length > MAX_EXAMPLE_VALUES - values) return refuse(path, `holds more than ${MAX_EXAMPLE_VALUES} values`);
+      const out: unknown[] = [];
+      for (let i = 0; i < length; i++) {
+        const field = Object.getOwnPropertyDescriptor(item, String(i));
+        if (field !== undefined && (field.get !== undefined || field.set !== undefined)) return refuse(`${at}[${i}]`, "is declared with a getter or setter");
+        const inner = field === undefined ? { ok: true as const, value: null } : copy(field.value, `${at}[${i}]`, depth + 1);
+        if (!inner.ok) return inner;
+        out.push(inner.value);
+      }
+      seen.delete(item);
+      return { ok: true, value: out };
+    }
+    const out: Record<string, unknown> = {};
     for (const key of Reflect.ownKeys(item)) {
       if (typeof key === "symbol") continue;
-      if (list && key === "length") continue;
       const field = Object.getOwnPropertyDescriptor(item, key)!;
-      const where = list ? `${at}[${key}]` : `${at}.${key}`;
+      const where = `${at}.${key}`;
       if (field.get !== undefined || field.set !== undefined) return refuse(where, "is declared with a getter or setter");
       if (!field.enumerable) continue;
-      const inner = copy(field.value, where);
+      const inner = copy(field.value, where, depth + 1);
       if (!inner.ok) return inner;
       // Defined, not assigned: an example's "__proto__" key is a field, never the copy's prototype.
       Object.defineProperty(out, key, { value: inner.value, enumerable: true, writable: true, configurable: true });
@@ -187,7 +210,7 @@ function plainJsonCopy(value: unknown, path: string): { ok: true; value: unknown
     seen.delete(item);
     return { ok: true, value: out };
   };
-  return copy(value, path);
+  return copy(value, path, 0);
 }
 
 function checkReadDeclaration(value: unknown, options: DeclarationCheckOptions): DeclarationCheck {

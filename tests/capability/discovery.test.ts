@@ -125,6 +125,9 @@ describe("discoverCapabilities", () => {
         // Deeper in an example (checking tester, session 48: every capabilities/list was a 500).
         "capabilities/example.deep.ts": capabilitySource({ id: "example.deep", extra: 'examples: [{ n: 1, note: { get text() { throw new Error("deep getter"); } } }],' }),
         "capabilities/example.tojson.ts": capabilitySource({ id: "example.tojson", extra: "examples: [{ n: 1, toJSON() { return { n: 2 }; } }]," }),
+        // Round 2: 40,000 levels overflowed the copy's stack, and a hole at 50,000,000 was listed as 50 million nulls.
+        "capabilities/example.nested.ts": capabilitySource({ id: "example.nested", extra: "examples: [(() => { let d: unknown = 1; for (let i = 0; i < 40_000; i++) d = [d]; return { n: 1, d }; })()]," }),
+        "capabilities/example.sparse.ts": capabilitySource({ id: "example.sparse", extra: "examples: [(() => { const big: unknown[] = []; big[50_000_000] = 1; return { n: 1, big }; })()]," }),
         "capabilities/_ns.ts": capabilitySource({ id: "ns.made" }).replace("export default capability({", "const made = capability({").concat("\nexport const { id, title, description, effect, input, output, handler } = made;\n"),
         "capabilities/ns.made.ts": 'import * as ns from "./_ns.ts";\nexport default ns;\n',
       });
@@ -140,6 +143,8 @@ describe("discoverCapabilities", () => {
       expect(errorFor(errors, "example.proxy.ts")!.reason).toBe("examples[0] is a Proxy; an example is an input as JSON: plain objects, lists, strings, numbers, true, false and null");
       expect(errorFor(errors, "example.deep.ts")!.reason).toStartWith("examples[0].note.text is declared with a getter or setter; an example is an input as JSON");
       expect(errorFor(errors, "example.tojson.ts")!.reason).toStartWith("examples[0].toJSON is a function; an example is an input as JSON");
+      expect(errorFor(errors, "example.nested.ts")!.reason).toStartWith("examples nests deeper than 128 levels, as no input may");
+      expect(errorFor(errors, "example.sparse.ts")!.reason).toStartWith("examples holds more than 100000 values");
       expect(JSON.stringify(errors)).not.toMatch(/id getter boom|has trap|proto getter|example trap|deep getter/);
     } finally {
       await removeCheckout(checkout);

@@ -1,8 +1,10 @@
 // Where a docket run's end is recorded besides its streams (docs/distribution.md).
-import { lstat, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, open, rename, rm, stat, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXIT } from "./exit-code.ts";
+import { onStopSignal } from "../adapter/stop-signals.ts";
 import { appendStepOutputs, appendStepSummary, isGitHubActions, stepSummary } from "./github-actions.ts";
 import type { LocalRunOptions } from "./local-run-options.ts";
 
@@ -47,7 +49,7 @@ export async function deliverDocument(options: DocumentTargets, document: string
  */
 async function writeResultFile(path: string, document: string): Promise<void> {
   const existing = await lstat(path).catch(() => null);
-  if (existing !== null && !existing.isFile()) return writeFile(path, document, "utf8");
+  if (existing !== null && !existing.isFile()) return (await stat(path).catch(() => null))?.isFIFO() ? writeToPipe(path, document) : writeFile(path, document, "utf8");
   const partial = join(dirname(path), `.docket-result.${process.pid}.partial`);
   try {
     await writeFile(partial, document, { encoding: "utf8", mode: existing === null ? 0o666 : existing.mode & 0o777 });
@@ -62,6 +64,45 @@ async function writeResultFile(path: string, document: string): Promise<void> {
   } catch (error) {
     await rm(partial, { force: true }).catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * Writes `document` into a named pipe once something reads it. Opened without blocking and asked
+ * again every 50 ms until a reader is there: a blocking open with no reader held the run for good,
+ * past SIGTERM, after its write had run (round-2 checking tester, session 48); here a signal ends
+ * the wait. A full pipe is waited on the same way.
+ */
+async function writeToPipe(path: string, document: string): Promise<void> {
+  let stopped: NodeJS.Signals | null = null;
+  const off = onStopSignal((signal) => (stopped = signal));
+  const stillWanted = () => {
+    if (stopped !== null) throw new Error(`stopped by ${stopped} while waiting for something to read the pipe`);
+  };
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    while (handle === undefined) {
+      stillWanted();
+      try {
+        handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENXIO") throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    const bytes = Buffer.from(document, "utf8");
+    for (let at = 0; at < bytes.length; ) {
+      stillWanted();
+      try {
+        at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+  } finally {
+    off();
+    await handle?.close();
   }
 }
 

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, st
 import { join } from "node:path";
 import { parseOutputs } from "../distribution/_composite-runner.ts";
 import { GREET } from "./_fixtures.ts";
-import { docket, fromSource, removeTempDirs, tempCheckout, tempDir, writeFiles } from "./_harness.ts";
+import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, tempDir, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
 
@@ -51,6 +51,25 @@ describe("docket run --result-file", () => {
     expect(readdirSync(cwd).filter((entry) => entry.includes("partial"))).toEqual([]);
   });
 
+  test("a FIFO nobody reads yet is written once a reader comes, and waiting for one never holds the run past a SIGTERM (round-2 checking tester, session 48: a blocking open, for good)", async () => {
+    const cwd = checkout();
+    const late = join(cwd, "late.fifo");
+    expect(Bun.spawnSync(["mkfifo", late]).exitCode).toBe(0);
+    const run = spawnDocket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", late], { cwd });
+    await Bun.sleep(1_500);
+    const reading = Bun.spawn(["cat", late], { stdout: "pipe" });
+    expect(JSON.parse(await new Response(reading.stdout).text()).execution.state).toBe("succeeded");
+    expect(await run.exited).toBe(0);
+    // Nobody reads: a SIGTERM ends the wait (the run itself has ended by then).
+    const unread = join(cwd, "unread.fifo");
+    expect(Bun.spawnSync(["mkfifo", unread]).exitCode).toBe(0);
+    const waiting = spawnDocket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", unread], { cwd });
+    await Bun.sleep(2_000);
+    waiting.kill("SIGTERM");
+    expect(await Promise.race([waiting.exited.then(() => "ended"), Bun.sleep(10_000).then(() => "held")])).toBe("ended");
+    if (waiting.exitCode === null) waiting.kill("SIGKILL");
+  }, 30_000);
+
   test("--result-file in a folder that does not exist is refused with exit 2 before anything runs", async () => {
     const cwd = checkout();
     const result = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "missing/result.json"], { cwd });
@@ -70,6 +89,13 @@ describe("docket run --result-file", () => {
     expect(slash.code).toBe(2);
     expect(slash.stderr).toContain("it names a folder");
     expect(existsSync(join(cwd, "newdir"))).toBe(false);
+    // Round 2: `out/.` and a link to nothing are refused before anything runs.
+    const dot = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "out/."], { cwd });
+    expect([dot.code, dot.stderr.includes("it names a folder")]).toEqual([2, true]);
+    symlinkSync("nowhere/x", join(cwd, "dangling"));
+    const dangling = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "dangling"], { cwd });
+    expect([dangling.code, dangling.stderr.includes("it is a symbolic link to nothing")]).toEqual([2, true]);
+
     const empty = await docket(fromSource, ["run", "demo.greet", "--input", "@", "--result-file", "r.json"], { cwd });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("--input @ names no file: give its path after the @, e.g. --input @input.json, or - to read stdin.");

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync, type Stats } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { firstPositional, repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
@@ -99,8 +99,10 @@ function resultFile(path: string | undefined): string | undefined {
   // Each case in its own words: `/tmp`, a folder that exists, was told to be "in a folder that exists" (MCP/CLI tester, session 48).
   const refuse = (why: string) => new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: ${why}`, "docket run");
   if (path.trim() === "") throw refuse("it names no file; give a file path, e.g. --result-file result.json.");
-  // A path ending in a separator names a folder, which resolve() would take for a file of its name.
-  if ((existsSync(full) && statSync(full).isDirectory()) || /[\\/]$/.test(path)) throw refuse(`it names a folder; give a file path, e.g. --result-file ${join(path, "result.json")}.`);
+  // A path ending in a separator, `.` or `..` names a folder, which resolve() would take for a file of its name.
+  if ((existsSync(full) && statSync(full).isDirectory()) || /(?:^|[\\/])\.{0,2}$/.test(path)) throw refuse(`it names a folder; give a file path, e.g. --result-file ${join(path, "result.json")}.`);
+  // A link to nothing failed only once the run had run (round-2 checking tester, session 48).
+  if (lstatOrNull(full)?.isSymbolicLink() && statOrNull(full) === null) throw refuse("it is a symbolic link to nothing; remove it, or give another path.");
   const folder = dirname(full);
   if (!existsSync(folder)) throw refuse(`its folder ${folder} does not exist; make it first, or give a file path in a folder that exists.`);
   // Checked before anything runs: a file where its folder should be failed only after the write ran (checking tester, session 48).
@@ -122,4 +124,20 @@ function deadlineFlag(text: string): number | { problem: string } {
   const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
   if (value >= 1 && value <= MAX_DEADLINE_MS) return value;
   return { problem: `--deadline-ms must be a whole number of milliseconds from 1 to ${MAX_DEADLINE_MS} (about 24.8 days), got ${JSON.stringify(text)}.` };
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
 }

@@ -1,4 +1,3 @@
-import * as v from "valibot";
 import { ErrorCode, type CallToolResult, type ProgressToken } from "@modelcontextprotocol/sdk/types.js";
 import { rpcError } from "./rpc-error.ts";
 import { isObjectSchema } from "./_schemas.ts";
@@ -13,7 +12,7 @@ import { planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { idNamedBy } from "../capability/capability-id.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import { sensitiveValues } from "../execution/secret-mask.ts";
-import { transforms } from "../execution/validate.ts";
+import { checkValue, transforms } from "../execution/validate.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import { describeProblems, type ValueProblem } from "../execution/validate.ts";
 import { pathStep } from "../execution/json-path.ts";
@@ -203,8 +202,9 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
  * drops those without a word (a write is refused instead), so `{"txet": "x"}` ran on the defaults
  * and the agent was never told (MCP/CLI tester, session 48), where `docket run` says so. `kept` is
  * what the check kept (the execution's stored input, for a start); for a direct call, which keeps
- * nothing, the check is made again here, so that a field a loose object or a record keeps is never
- * said to be ignored. A secret of the input is never written in a note (a key made of one).
+ * nothing, the check is made again here — not for a schema that transforms, which would run its
+ * transforms again — so that a field a loose object or a record keeps is never said to be ignored.
+ * A secret of the input is never written in a note (a key made of one).
  */
 function withNotes(result: CallToolResult, target: ToolTarget, given: unknown, kept?: unknown): CallToolResult {
   const notes = droppedNotes(target, given, kept);
@@ -217,9 +217,12 @@ function droppedNotes(target: ToolTarget, given: unknown, kept?: unknown): strin
   try {
     if (kept !== undefined) fields = undeclaredFields(given, kept, schema);
     else {
-      const checked = v.safeParse(target.capability.def.input, given);
-      if (!checked.success) return [];
-      fields = undeclaredFields(given, checked.output, schema, { exact: !transforms(target.capability.def.input) });
+      // A schema that transforms is not run twice (a transform may do something each time): its notes are left out.
+      if (transforms(target.capability.def.input)) return [];
+      // Checked as the engine checks it (own members only: a field named like toString is a field).
+      const checked = checkValue(target.capability.def.input, given, "input");
+      if (!checked.ok) return [];
+      fields = undeclaredFields(given, checked.value, schema, { exact: true });
     }
   } catch {
     // A check that throws is the call's to report, not a note's.

@@ -40,8 +40,7 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
     const wantsHelp = rawArgs.includes("--help") || rawArgs.includes("-h");
     // A group's word that names none of its commands: `docket help exectuions` (which is
     // `docket exectuions --help`) gets the "did you mean" the mistyped command gets, not the group's help.
-    // The value of a `--format` (`docket --format json`) is no command's name.
-    const unknown = leaf.cmd.run ? undefined : rest.find((t, i) => !t.startsWith("-") && rest[i - 1] !== "--format");
+    const unknown = leaf.cmd.run ? undefined : rest.find((t) => !t.startsWith("-"));
     if (wantsHelp && unknown === undefined) {
       await writeStdout(await renderHelp(chain, wantsColor(process.stdout, process.env)));
       return EXIT.succeeded;

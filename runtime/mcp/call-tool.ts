@@ -12,9 +12,8 @@ import { planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { idNamedBy } from "../capability/capability-id.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import { sensitiveValues } from "../execution/secret-mask.ts";
-import { checkValue, transforms } from "../execution/validate.ts";
 import { callsDirectly } from "../capability/registered.ts";
-import { describeProblems, type ValueProblem } from "../execution/validate.ts";
+import { checkValue, describeProblems, transforms, type ValueProblem } from "../execution/validate.ts";
 import { pathStep } from "../execution/json-path.ts";
 
 /** Everything one tools/call needs besides the plane. */
@@ -58,7 +57,7 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
     // and, grace_ms later, its worker is terminated. The answer is not awaited past the abort.
     const value = isObjectSchema(target.capability.input_schema) ? input : unwrapped(target, input, context.edge);
     noted = { target, given: value };
-    return withNotes(success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned)), noted.target, noted.given);
+    return withNotes(success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned)), target, value);
   } catch (error) {
     // A cancelled request gets no answer (the SDK drops it); this only keeps the abort out of the log.
     if (abandoned.aborted) return failureToolResult(cancelledFailure(name, context.edge));
@@ -212,6 +211,8 @@ function withNotes(result: CallToolResult, target: ToolTarget, given: unknown, k
 }
 
 function droppedNotes(target: ToolTarget, given: unknown, kept?: unknown): string[] {
+  // A write's dropped field was refused before it ran: nothing to note, nothing to check again.
+  if (target.capability.effect !== "read") return [];
   const schema = target.capability.input_schema;
   let fields: string[];
   try {

@@ -1,4 +1,4 @@
-import { shownText } from "./format.ts";
+import { shownCut, shownText } from "./format.ts";
 
 /** How the cockpit shows a value: by what it is, not as one JSON text. Its texts are shown text (no bidirectional controls). */
 export type OutputShape =
@@ -51,12 +51,10 @@ const MAX_FIELDS = 50;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** `text` cut at `max` characters, an ellipsis for what is left out. */
-const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** A cell's text: scalars as they are, anything else as compact JSON, cut at MAX_CELL characters. */
 function cellText(value: unknown): string {
-  return cut(shownText(value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value) ?? ""), MAX_CELL);
+  return shownCut(value === undefined ? "" : typeof value === "string" ? value : (JSON.stringify(value) ?? ""), MAX_CELL);
 }
 
 /** What the shaped view of one value may still show: cells of tables (MAX_CELLS), characters (SHAPED_CHARS). */
@@ -79,9 +77,8 @@ function tableOf(items: unknown[], budget: ShapeBudget): TableShape | null {
     }
   }
   const keys = seen.slice(0, MAX_COLUMNS);
-  const names = keys.map(shownText);
-  const columns = names.map((name) => cut(name, MAX_CELL));
-  const labels = names.map((name) => cut(name, MAX_LABEL));
+  const columns = keys.map((key) => shownCut(key, MAX_CELL));
+  const labels = keys.map((key) => shownCut(key, MAX_LABEL));
   // Each row as its cells' text and the labels they carry cost: rows while both bounds last.
   const perRow = labels.reduce((sum, label) => sum + label.length, 0);
   const most = Math.min(MAX_ROWS, items.length, Math.floor(budget.cells / Math.max(1, keys.length)));
@@ -139,7 +136,7 @@ export function outputShape(value: unknown, depth = 0, budget: ShapeBudget = { c
     return {
       kind: "record",
       fields: entries.map(([name, field]) => {
-        const shown = cut(shownText(name), MAX_CELL);
+        const shown = shownCut(name, MAX_CELL);
         budget.chars -= Math.min(budget.chars, shown.length * 2);
         return { name: shown, shape: outputShape(field, depth + 1, budget) };
       }),

@@ -82,7 +82,7 @@ export async function answerUpgrade(
     // answer it: the client (curl, for a body over 1 MB) otherwise waited a second before sending.
     // Repeated, the header arrives joined ("100-continue, 100-continue"): still a request for the 100.
     const expectations = (incoming.headers.expect ?? "").toLowerCase().split(",").map((item) => item.trim());
-    const expectsContinue = expectations.every((item) => item === "100-continue") && expectations[0] === "100-continue";
+    const expectsContinue = expectations.every((item) => item === "100-continue");
     const goOn = () => {
       if (expectsContinue && !socket.destroyed) socket.write("HTTP/1.1 100 Continue\r\n\r\n");
     };

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { existsSync, lstatSync, statSync, type Stats } from "node:fs";
+import { lstatSync, statSync, type Stats } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { firstPositional, repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
@@ -99,14 +99,16 @@ function resultFile(path: string | undefined): string | undefined {
   // Each case in its own words: `/tmp`, a folder that exists, was told to be "in a folder that exists" (MCP/CLI tester, session 48).
   const refuse = (why: string) => new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: ${why}`, "docket run");
   if (path.trim() === "") throw refuse("it names no file; give a file path, e.g. --result-file result.json.");
+  const target = statOrNull(full);
   // A path ending in a separator, `.` or `..` names a folder, which resolve() would take for a file of its name.
-  if ((existsSync(full) && statSync(full).isDirectory()) || /(?:^|[\\/])\.{0,2}$/.test(path)) throw refuse(`it names a folder; give a file path, e.g. --result-file ${join(path, "result.json")}.`);
+  if (target?.isDirectory() || /(?:^|[\\/])\.{0,2}$/.test(path)) throw refuse(`it names a folder; give a file path, e.g. --result-file ${join(path, "result.json")}.`);
   // A link to nothing failed only once the run had run (round-2 checking tester, session 48).
-  if (lstatOrNull(full)?.isSymbolicLink() && statOrNull(full) === null) throw refuse("it is a symbolic link to nothing; remove it, or give another path.");
+  if (target === null && lstatOrNull(full)?.isSymbolicLink()) throw refuse("it is a symbolic link to nothing; remove it, or give another path.");
   const folder = dirname(full);
-  if (!existsSync(folder)) throw refuse(`its folder ${folder} does not exist; make it first, or give a file path in a folder that exists.`);
+  const folderStatus = statOrNull(folder);
+  if (folderStatus === null) throw refuse(`its folder ${folder} does not exist; make it first, or give a file path in a folder that exists.`);
   // Checked before anything runs: a file where its folder should be failed only after the write ran (checking tester, session 48).
-  if (!statSync(folder).isDirectory()) throw refuse(`${folder} is a file, not a folder; give a file path in a folder that exists.`);
+  if (!folderStatus.isDirectory()) throw refuse(`${folder} is a file, not a folder; give a file path in a folder that exists.`);
   return full;
 }
 

@@ -34,3 +34,10 @@ export function versionText(stamp: BuildStamp | null = BUILD_STAMP): string {
   const bun = typeof Bun === "undefined" ? `node ${process.versions.node}` : `bun ${Bun.version}`;
   return `docket ${DOCKET_VERSION} (from source, ${hostTarget()}, ${bun})`;
 }
+
+/** `docket --version --format json`: the same facts as versionText, one field each. */
+export function versionDocument(stamp: BuildStamp | null = BUILD_STAMP): { version: string; commit: string | null; target: string; runtime: string | null } {
+  if (stamp) return { version: DOCKET_VERSION, commit: stamp.commit, target: stamp.target, runtime: null };
+  const runtime = typeof Bun === "undefined" ? `node ${process.versions.node}` : `bun ${Bun.version}`;
+  return { version: DOCKET_VERSION, commit: null, target: hostTarget(), runtime };
+}

@@ -7,7 +7,7 @@ import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
 import { EXIT } from "./exit-code.ts";
 import { writerOf } from "./fd-writer.ts";
-import { VERSION_FLAGS, versionText } from "../version.ts";
+import { VERSION_FLAGS, versionDocument, versionText } from "../version.ts";
 
 /**
  * Writes to stdout and resolves once the text is handed to the OS, so an exit right after loses
@@ -45,9 +45,10 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       await writeStdout(await renderHelp(chain, wantsColor(process.stdout, process.env)));
       return EXIT.succeeded;
     }
-    if (rawArgs.length === 1 && VERSION_FLAGS.includes(rawArgs[0]!)) {
+    const version = versionAsked(rawArgs);
+    if (version !== null) {
       // The version, then the build (commit and target, or "from source"): docs/distribution.md.
-      await writeStdout(`${versionText()}\n`);
+      await writeStdout(version === "json" ? `${JSON.stringify(versionDocument(), null, 2)}\n` : `${versionText()}\n`);
       return EXIT.succeeded;
     }
     if (!leaf.cmd.run) {
@@ -95,4 +96,21 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
     writeStderr(`docket: unexpected error in ${command}: ${(error as Error)?.stack ?? String(error)}\n`);
     return EXIT.failed;
   }
+}
+
+/**
+ * The format the version is asked in, or null when the line asks something else: a version flag
+ * alone, or with the `--format text|json` every command takes (main.ts moves it last, as
+ * `--format=X`) — a script that passes `--format json` everywhere got "needs a command".
+ */
+function versionAsked(rawArgs: readonly string[]): "text" | "json" | null {
+  const [flag, format, ...more] = rawArgs;
+  if (flag === undefined || !VERSION_FLAGS.includes(flag) || more.length > 0) return null;
+  if (format === undefined || format === "--format=text") return "text";
+  if (format === "--format=json") return "json";
+  if (format === "--format" || format.startsWith("--format=")) {
+    const given = format === "--format" ? "nothing" : JSON.stringify(format.slice("--format=".length));
+    throw new UsageError(`--format must be text or json, got ${given}.`, "docket");
+  }
+  return null;
 }

@@ -23,6 +23,9 @@ describe("the compiled binary", () => {
   test("docket --version prints package.json's version, the commit built and the target", async () => {
     const result = await docket(binary, ["--version"], { cwd: tempCheckout() });
     expect(result).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (commit ${gitCommit()}, ${process.platform}-${process.arch})\n` });
+    const json = await docket(binary, ["--version", "--format", "json"], { cwd: tempCheckout() });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ version: pkg.version, commit: gitCommit(), target: `${process.platform}-${process.arch}`, runtime: null });
   });
 
   test("a new user's flow: git init, docket new hello.greet, docket run hello.greet, with the binary alone", async () => {

@@ -24,6 +24,19 @@ describe("docket --help and --version", () => {
     for (const flag of ["-v", "-V"]) expect(await cli([flag])).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (from source, ${platform}, bun ${Bun.version})\n` });
   });
 
+  test("docket --version --format json is one JSON document of the same facts; --format text the line; another format is named", async () => {
+    const platform = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
+    const document = { version: pkg.version, commit: null, target: platform, runtime: `bun ${Bun.version}` };
+    // A script passing --format json to every command got "docket needs a command." (session 48's note).
+    for (const line of [["--version", "--format", "json"], ["--format", "json", "-V"], ["-v", "--format=json"]]) {
+      const result = await cli(line);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual(document);
+    }
+    expect(await cli(["--version", "--format", "text"])).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (from source, ${platform}, bun ${Bun.version})\n` });
+    expect(await cli(["--version", "--format", "xml"])).toMatchObject({ code: 2, stdout: "", stderr: '--format must be text or json, got "xml".\nSee docket --help.\n' });
+  });
+
   for (const [command, example] of [
     [[], "docket run health.report"],
     [["run"], `docket run files.digest --input '{"path":"src"}'`],

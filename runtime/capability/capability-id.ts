@@ -38,3 +38,19 @@ export function nonAsciiNote(id: string): string {
   }
   return "";
 }
+
+/**
+ * Why no capability can have this id, though it has the shape of one, and what to name it instead:
+ * its file would be named `<id>.ts`, and discovery skips `*.test.ts`, `*.spec.ts` (tests beside
+ * the capabilities) and `*.d.ts` (declarations). Null for any other id. `docket new repo.test`
+ * wrote a file that never loaded, and `docket run repo.test` then said only "not loaded"
+ * (authoring tester, session 49).
+ */
+export function skippedIdReason(id: string): string | null {
+  const last = /\.(test|spec|d)$/.exec(id)?.[1];
+  if (last === undefined) return null;
+  const stem = id.slice(0, -last.length - 1);
+  const skipped = last === "d" ? "declaration files" : "tests beside the capabilities, which a test runner imports";
+  const instead = last === "d" ? `${stem}.data` : `${stem}.${last}s or ${stem}.run-tests`;
+  return `a capability's id cannot end in .${last}: its file would be ${id}.ts, and docket skips *.${last}.ts files (${skipped}); choose another last part, like ${instead}`;
+}

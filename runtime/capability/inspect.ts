@@ -6,7 +6,7 @@ import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
 import { uninstalledSince } from "./_uninstalled-packages.ts";
-import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE, MAX_CAPABILITY_ID_LENGTH, nonAsciiNote } from "./capability-id.ts";
+import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE, MAX_CAPABILITY_ID_LENGTH, nonAsciiNote, skippedIdReason } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
 import { didYouMeanText } from "./did-you-mean.ts";
 import type { CapabilitySources } from "./capability-sources.ts";
@@ -238,6 +238,7 @@ function checkReadDeclaration(value: unknown, options: DeclarationCheckOptions):
   if (def.id === undefined) report("bad_id", null, 'id is missing; declare one lower-case dotted like "files.digest"');
   else if (id === null) report("bad_id", "id", `id ${describe(def.id)} must be lower-case dotted like "files.digest" or "repo.lint-check": ${CAPABILITY_ID_RULE}.${typeof def.id === "string" ? nonAsciiNote(def.id) : ""}`);
   else if (id.length > MAX_CAPABILITY_ID_LENGTH) report("bad_id", "id", `id "${id.slice(0, 40)}…" is ${id.length} characters; an id is at most ${MAX_CAPABILITY_ID_LENGTH}, since its MCP tool is named after it and agents' clients take tool names of at most ${MAX_CAPABILITY_ID_LENGTH}: give it a shorter one`);
+  else if (skippedIdReason(id) !== null) report("bad_id", "id", `id "${id}": ${skippedIdReason(id)}, and rename the file to match`);
   else if (options.fileName !== undefined && options.fileName !== `${id}.ts` && options.fileName !== `${id}.js`) {
     report("file_name_mismatch", "id", `the file is named "${options.fileName}" but declares id "${id}"; rename the file to "${id}.ts" or change the id`);
   }

@@ -1,4 +1,5 @@
 import { basename } from "node:path";
+import { skippedIdReason } from "./capability-id.ts";
 import { didYouMeanText } from "./did-you-mean.ts";
 import { RESTART_TO_LOAD } from "./_missing-package.ts";
 import type { CapabilityCatalog, LoadError, RegisteredCapability } from "./registered.ts";
@@ -18,6 +19,9 @@ export function unknownCapabilityHint(id: string, catalog: Pick<CapabilityCatalo
   // A file named for it that discovery does not take (a subfolder, a .tsx): said, not a bare "not loaded".
   const lookalike = lookalikeFor(id, catalog);
   if (lookalike) return `${lookalike.file} is not loaded: ${lookalike.reason}.`;
+  // `repo.test`: no file can declare it (its file is taken for a test); said, with what to name it instead.
+  const skipped = skippedIdReason(id);
+  if (skipped !== null) return `${skipped[0]!.toUpperCase()}${skipped.slice(1)}.`;
   const close = didYouMeanText(id, catalog.list().map((c) => c.id));
   const list = "List the loaded capabilities with capabilities.list (docket capabilities list).";
   return close === "" ? list : `${close} ${list}`;

@@ -372,6 +372,25 @@ describe("docket new", () => {
     expect(existsSync(join(repo, "capabilities"))).toBe(false);
   });
 
+  test("refuses an id whose file discovery skips (.test, .spec, .d), naming another; such an id declared is a load error, and asking for it says why (authoring tester, session 49)", async () => {
+    const repo = tempCheckout();
+    // It wrote capabilities/repo.test.ts, printed "Run it: docket run repo.test", which then said only "not loaded".
+    for (const [id, instead] of [["repo.test", "repo.tests or repo.run-tests"], ["api.spec", "api.specs or api.run-tests"], ["repo.d", "repo.data"]] as const) {
+      const result = await cli(["new", id], repo);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`"${id}" cannot be used: a capability's id cannot end in .${id.split(".")[1]}: its file would be ${id}.ts, and docket skips *.${id.split(".")[1]}.ts files`);
+      expect(result.stderr).toContain(`choose another last part, like ${instead}.`);
+    }
+    expect(existsSync(join(repo, "capabilities"))).toBe(false);
+    // Declared in a file of another name, the id is refused as such (renaming the file to match would not load it either).
+    writeFiles(repo, { "capabilities/repo-test.ts": 'export default { id: "repo.test", title: "t", description: "d", effect: "read", handler: () => ({}) };\n' });
+    const listed = await cli(["capabilities", "list"], repo);
+    expect(listed.stdout).toContain('capabilities/repo-test.ts:1:18 id "repo.test": a capability\'s id cannot end in .test');
+    const ran = await cli(["run", "repo.test"], repo);
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain("A capability's id cannot end in .test: its file would be repo.test.ts, and docket skips *.test.ts files (tests beside the capabilities, which a test runner imports); choose another last part, like repo.tests or repo.run-tests.");
+  });
+
   test("refuses an id too long for a file name as a usage error naming it, not a crash", async () => {
     const repo = tempCheckout();
     const id = `a.${"b".repeat(300)}`;

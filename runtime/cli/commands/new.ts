@@ -3,7 +3,7 @@ import { basename, join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { commandName } from "../_npm-launcher.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
-import { CAPABILITY_ID_RULE, MAX_CAPABILITY_ID_LENGTH, nonAsciiNote } from "../../capability/capability-id.ts";
+import { CAPABILITY_ID_RULE, MAX_CAPABILITY_ID_LENGTH, nonAsciiNote, skippedIdReason } from "../../capability/capability-id.ts";
 import { BUILTINS } from "../../capability/builtins.ts";
 import { CAPABILITY_ID, listCapabilityFiles } from "../../capability/inspect.ts";
 import { TakenIds } from "../../capability/taken-ids.ts";
@@ -39,6 +39,8 @@ export default defineCommand({
       throw new UsageError(`${JSON.stringify(args.id)} is not a capability id: use lower-case dotted ${CAPABILITY_ID_RULE} (like hello.greet or repo.lint-check).${nonAsciiNote(args.id)}`, command);
     }
     if (args.id.length > MAX_CAPABILITY_ID_LENGTH) throw new UsageError(`${JSON.stringify(args.id.slice(0, 40) + "…")} is ${args.id.length} characters: a capability id is at most ${MAX_CAPABILITY_ID_LENGTH} (its MCP tool is named after it); give a shorter one.`, command);
+    const skipped = skippedIdReason(args.id);
+    if (skipped !== null) throw new UsageError(`${JSON.stringify(args.id)} cannot be used: ${skipped}.`, command);
     const root = findCheckoutRoot(process.cwd());
     const given = args.capabilities;
     if (given !== undefined && given.trim() === "") throw new UsageError("--capabilities needs a folder, like packages/tools/caps.", command);

@@ -4,6 +4,8 @@ import type { Limits } from "./execution/limits.ts";
 import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
+import type { PathLook } from "./capability/path-looks.ts";
+import { lookAtFolders } from "./capability/watch-folders.ts";
 import { LiveCatalog } from "./capability/live-catalog.ts";
 import { createCatalogReload, RECENT_WRITE_MS, writtenWithin, type ReloadChange } from "./capability/catalog-reload.ts";
 import { dirname, join, resolve } from "node:path";
@@ -72,6 +74,8 @@ export interface BootedPlane {
   reload(settled?: () => boolean): Promise<ReloadChange>;
   /** The folders `reload` reads: `<root>/capabilities` and each `--capabilities DIR`. */
   watchedFolders: string[];
+  /** Those folders as they were just before the first read: where a watch of them starts counting changes. */
+  watchedLook: PathLook[];
   /** The folders of the local modules the capabilities import, as of the last load: watched too. */
   sourceFolders(): string[];
   close(): Promise<void>;
@@ -216,6 +220,11 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     probe?.rest();
     return { registry, fileIds };
   };
+  // The folders as they are just before the first read: a file saved between that read and the
+  // watch's start (a folder made right after `docket serve` began) is a change to it, not where it
+  // starts counting from (watch-folders.ts, `lookedAt`).
+  const watchedFolders = [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))];
+  const watchedLook = lookAtFolders(watchedFolders);
   const first = await build();
   // What a file's top level deferred to the next turn (a `setTimeout(…, 0)` that replaces a
   // built-in) is looked at before anything runs, not a second later (checking tester, session 44).
@@ -276,7 +285,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     store,
     fileIds,
     reload,
-    watchedFolders: [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))],
+    watchedFolders,
+    watchedLook,
     sourceFolders: () => [...sourceFolders],
     async close() {
       if (mainLook !== null) clearInterval(mainLook);

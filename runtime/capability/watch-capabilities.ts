@@ -3,6 +3,7 @@ import { aliasConfigFiles } from "./alias-targets.ts";
 import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
 import { loadErrorReason, type LoadError } from "./registered.ts";
 import type { LookalikeFile } from "./_lookalike-files.ts";
+import type { PathLook } from "./path-looks.ts";
 import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watch-folders.ts";
 import { plainText } from "../execution/text-sanitize.ts";
 
@@ -18,6 +19,8 @@ export interface ReloadablePlane {
   root?: string;
   /** The folders to watch for `reload`. */
   watchedFolders?: string[];
+  /** Those folders as they were just before the catalog now served was read (watch-folders.ts, `lookedAt`). */
+  watchedLook?: PathLook[];
   /** The folders of the local modules the capabilities import (watched too), as of the last load. */
   sourceFolders?(): string[];
 }
@@ -87,7 +90,7 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
       },
     );
   };
-  const watch = watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });
+  const watch = watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, lookedAt: booted.watchedLook, ...options.watchOptions });
   // An install (package.json, node_modules' top level, or node_modules appearing) tries again the
   // files whose imports did not resolve (docs/authoring.md, "Packages installed while serving"); so
   // does a change of the root tsconfig.json, whose new alias the load error then names.

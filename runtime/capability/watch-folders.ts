@@ -17,6 +17,12 @@ export interface WatchFoldersOptions {
    * (DEFAULT_POLL_MS); 0: never.
    */
   pollMs?: number;
+  /**
+   * The folders as they were when their contents were last read (lookAtFolders, taken just before
+   * that read): changes count from there, not from the watch's start. A file saved in between (a
+   * `capabilities/` made the moment `docket serve` printed its address) was never loaded otherwise.
+   */
+  lookedAt?: PathLook[];
   /** The file system's change events (node:fs `watch`); a test gives one that never reports, as a network mount does. */
   watch?: (path: string, options: { persistent: boolean }, listener: (event: string, name: string | Buffer | null) => void) => FSWatcher;
 }
@@ -76,6 +82,11 @@ const LOOK_COSTS_KEPT = 5;
  * a folder was read counts as changed after. The cost is one more reload that finds nothing new.
  */
 export const FILE_TIME_SLACK_MS = 2000;
+
+/** A look at these folders now, as watchFolders takes one: the `lookedAt` of a watch that starts later. */
+export function lookAtFolders(folders: readonly string[]): PathLook[] {
+  return lookAtPaths(folders, LOOK_BUDGET, folders.length);
+}
 
 /**
  * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
@@ -239,7 +250,11 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   rearm();
   const given = folders.length;
   folders = [...folders];
-  if (pollMs > 0) seen = look();
+  if (options.lookedAt?.length === given) {
+    // Changed since the read the caller holds: a change now, reloaded after the quiet time.
+    seen = options.lookedAt;
+    lookForChange();
+  } else if (pollMs > 0) seen = look();
   armPoll();
   return {
     rearm,

@@ -6,6 +6,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { bootPlane, type BootOptions } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { Limits } from "../execution/limits.ts";
+import type { PathLook } from "../capability/path-looks.ts";
 import type { CatalogChange } from "../capability/live-catalog.ts";
 import type { WatchFoldersOptions } from "../capability/watch-folders.ts";
 import { loadErrorLine, lookalikeLine, watchCapabilities } from "../capability/watch-capabilities.ts";
@@ -38,6 +39,8 @@ export interface ServedPlane {
   reload?(): Promise<CatalogChange>;
   /** The folders to watch for `reload`. */
   watchedFolders?: string[];
+  /** Those folders as they were just before the first read (a change since is reloaded). */
+  watchedLook?: PathLook[];
   /** The folders of the local modules the capabilities import (watched too), as of the last load. */
   sourceFolders?(): string[];
 }

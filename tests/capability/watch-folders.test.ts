@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_POLL_MS, FILE_TIME_SLACK_MS, watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
+import { DEFAULT_POLL_MS, FILE_TIME_SLACK_MS, lookAtFolders, watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
 import { MAX_FOLDER_ENTRIES } from "../../runtime/capability/path-looks.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 import { silentWatch } from "../_support/silent-watch.ts";
@@ -125,6 +125,32 @@ describe("watchFolders", () => {
     // Nothing changed since the last reload read the folder: the polls call nothing.
     clock.advance(5 * DEFAULT_POLL_MS);
     expect(calls).toBe(4);
+  });
+
+  test("watchFolders counts changes from `lookedAt`, the look taken before the caller's read: a folder made and a file written before the watch began are reloaded; nothing changed since, nothing is (authoring tester, session 49)", () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const folder = join(base, "capabilities");
+    // Looked at before the server's first read, when capabilities/ did not exist yet.
+    const before = lookAtFolders([folder]);
+    mkdirSync(folder);
+    writeFileSync(join(folder, "early.pkg.ts"), "1");
+    const clock = new ManualClock();
+    let calls = 0;
+    // The file system reports nothing of what happened before the watch: it was never loaded.
+    watch = watchFolders([folder], () => void calls++, { debounceMs: 100, clock, watch: silentWatch, lookedAt: before });
+    clock.advance(99);
+    expect(calls).toBe(0);
+    clock.advance(1);
+    expect(calls).toBe(1);
+    clock.advance(5 * DEFAULT_POLL_MS);
+    expect(calls).toBe(1);
+    watch.close();
+    // Nothing changed since that look: no reload.
+    const now = lookAtFolders([folder]);
+    let later = 0;
+    watch = watchFolders([folder], () => void later++, { debounceMs: 100, clock, watch: silentWatch, lookedAt: now });
+    clock.advance(5 * DEFAULT_POLL_MS);
+    expect(later).toBe(0);
   });
 
   test("watchFolders polls a folder that does not exist yet, one added later, and a folder too large to look at file by file by its names, which leaves the others their files", () => {

@@ -35,6 +35,9 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
     // meets by a relative look-up keeps the stale listing of the folders above it, and nothing
     // required from inside it is ever found (measured: chalk's `require("ansi-styles")`).
     const holder = installed.slice(0, installed.lastIndexOf("/node_modules/"));
+    // Before anything is resolved into it: each folder from there down to the importer, and down
+    // to the package, asked for a node_modules of its own (askNodeModules).
+    askNodeModules([...foldersDown(holder, fromDir), ...foldersDown(holder, installed)], resolveWith);
     resolveWith(specifier, holder);
     // Where it really is: a pnpm layout links node_modules/pp to .pnpm/pp@1.0.0/node_modules/pp,
     // whose dependencies sit beside it there (checking tester, session 47).
@@ -68,6 +71,31 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
   return resolveWith(specifier, fromDir);
 }
 
+/**
+ * Asks the runtime, from each folder in turn (outermost first), for a `./node_modules` of its own.
+ * The runtime keeps, for a folder it met before a node_modules existed above it, that none does:
+ * a scoped name (`@acme/x`) was then "not found" from it for the process's life where an unscoped
+ * one was found, and so was one from a folder first met inside such a package (its `dist/`) —
+ * once asked this way, each folder and those met below it afterwards find it (authoring tester,
+ * session 49; measured on Bun 1.4.5, tests/cli/packages.test.ts).
+ */
+function askNodeModules(folders: readonly string[], resolveWith: Resolve): void {
+  for (const folder of new Set(folders)) resolveWith("./node_modules", folder);
+}
+
+/** `from`, then each folder below it down to `to` (`to` inside `from`); `from` alone when `to` is not inside it. */
+function foldersDown(from: string, to: string): string[] {
+  const folders = [from];
+  if (!to.startsWith(`${from}/`)) return folders;
+  let at = from;
+  for (const part of to.slice(from.length + 1).split("/")) {
+    if (part === "") continue;
+    at = `${at}/${part}`;
+    folders.push(at);
+  }
+  return folders;
+}
+
 /** Each package folder walked from, with the modification time it (or the node_modules holding it) had then: an install writes them anew. */
 const refreshedAt = new Map<string, { changed: number; missing: DependencyTree["missing"]; stamp: string }>();
 
@@ -95,7 +123,9 @@ function refreshDependencies(installed: string, resolveWith: Resolve): void {
   if (last !== undefined && last.changed === changed && missingStamp(last.missing) === last.stamp) return;
   const tree = dependencyTree(installed);
   for (const dependency of tree.found) {
-    resolveWith(dependency.name, dependency.dir.slice(0, dependency.dir.lastIndexOf("/node_modules/")));
+    const holder = dependency.dir.slice(0, dependency.dir.lastIndexOf("/node_modules/"));
+    askNodeModules(foldersDown(holder, dependency.dir), resolveWith);
+    resolveWith(dependency.name, holder);
     resolveWith("./package.json", dependency.dir);
   }
   refreshedAt.set(installed, { changed, missing: tree.missing, stamp: missingStamp(tree.missing) });

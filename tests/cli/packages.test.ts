@@ -128,6 +128,52 @@ describe("npm packages in capability files (compiled binary)", () => {
     expect(await stderr.done).not.toContain("did not load");
   });
 
+  test("scoped packages installed while serving a checkout that had no node_modules load with no restart: named first after the install, or before it; a dependency of theirs from a dist/ folder too (authoring tester, session 49)", async () => {
+    const checkout = tempCheckout();
+    const file = (id: string, pkg: string) => `import { capability } from "docket";
+import * as v from "valibot";
+import { hi } from "${pkg}";
+export default capability({ id: "${id}", title: "t", description: "d", effect: "read", input: v.object({}), output: v.object({ hi: v.number() }), handler: () => ({ hi }) });
+`;
+    const child = spawnDocket(binary, ["serve", "--port", "0", "--store", "memory"], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    // Each line waited for 20 s at most; then the server is stopped and what it said is the failure.
+    const said = (pattern: RegExp) => Promise.race([stderr.until(pattern), Bun.sleep(20_000).then(async () => {
+      child.kill("SIGINT");
+      throw new Error(`docket serve never said ${pattern}; it said:\n${await stderr.done}`);
+    })]);
+    try {
+      const banner = await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+      const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      // Named before the install: a load error saying to install it.
+      writeFiles(checkout, { "capabilities/early.pkg.ts": file("early.pkg", "@acme/early") });
+      await said(/could not load .*early\.pkg\.ts.*"@acme\/early" is not installed/);
+      // Installed as npm leaves them, after the process started: @acme/x's entry in dist/ imports @acme/y.
+      writeFiles(checkout, {
+        "node_modules/@acme/y/package.json": JSON.stringify({ name: "@acme/y", version: "1.0.0", type: "module", main: "index.js" }),
+        "node_modules/@acme/y/index.js": "export const y = 41;\n",
+        "node_modules/@acme/x/package.json": JSON.stringify({ name: "@acme/x", version: "1.0.0", type: "module", main: "dist/index.js", dependencies: { "@acme/y": "1.0.0" } }),
+        "node_modules/@acme/x/dist/index.js": 'import { y } from "@acme/y";\nexport const hi = 1 + y;\n',
+        "node_modules/@acme/early/package.json": JSON.stringify({ name: "@acme/early", version: "1.0.0", type: "module", main: "index.js" }),
+        "node_modules/@acme/early/index.js": "export const hi = 7;\n",
+        // Written last, as npm does: the top level of node_modules changes once the install is whole.
+        "node_modules/.package-lock.json": "{}\n",
+      });
+      await said(/added early\.pkg/);
+      // Named first after the install: it was "installed after docket started… Restart".
+      writeFiles(checkout, { "capabilities/scoped.pkg.ts": file("scoped.pkg", "@acme/x") });
+      await said(/added scoped\.pkg/);
+      for (const [path, hi] of [["scoped/pkg", 42], ["early/pkg", 7]] as const) {
+        const answer = await fetch(`${url}/api/v1/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        expect(await answer.json()).toEqual({ hi });
+      }
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+    expect(await stderr.done).not.toContain("Restart");
+  }, 60_000);
+
   test("a package that is not installed is a load error naming it and the command that installs it", async () => {
     const checkout = tempCheckout();
     writeFiles(checkout, {

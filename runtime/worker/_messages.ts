@@ -60,7 +60,9 @@ export type ToWorker =
   /** Bytes the child wrote, in order. */
   | { type: "child_output"; ref: number; stream: "stdout" | "stderr"; chunk: Uint8Array }
   /** The child ended; always after its last output. */
-  | { type: "child_exit"; ref: number; code: number | null; signal: NodeJS.Signals | null };
+  | { type: "child_exit"; ref: number; code: number | null; signal: NodeJS.Signals | null }
+  /** The child's pipe took the stdin it was given: the next part, please (`child_stdin`). */
+  | { type: "child_stdin_wanted"; ref: number };
 
 /** Worker → main thread. */
 export type FromWorker =
@@ -93,6 +95,8 @@ export type FromWorker =
    * the child's pipes while too much it sent is not taken yet (_worker-children.ts).
    */
   | { type: "child_taken"; ref: number; bytes: number }
+  /** The next part of a child's stdin (STDIN_PART_BYTES at most), answering `child_stdin_wanted`; null: its end. */
+  | { type: "child_stdin"; ref: number; part: Uint8Array | null }
   /** Something went wrong outside any task (for the server log only). */
   | { type: "problem"; message: string }
   /**
@@ -200,6 +204,8 @@ function isFromWorker(message: unknown): message is FromWorker {
       return isNumber(message.ref) && isObject(message.request);
     case "child_taken":
       return isNumber(message.ref) && isNumber(message.bytes);
+    case "child_stdin":
+      return isNumber(message.ref) && (message.part === null || message.part instanceof Uint8Array);
     case "problem":
     case "tainted":
       return isString(message.message);

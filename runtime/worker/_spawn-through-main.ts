@@ -1,7 +1,7 @@
 import type { FromWorker, ToWorker } from "./_messages.ts";
-import { SpawnError, type ChildExit, type OnOutput, type Spawner } from "./spawn-child.ts";
+import { SpawnError, type ChildExit, type MoreStdin, type OnOutput, type Spawner } from "./spawn-child.ts";
 
-type ChildMessage = Extract<ToWorker, { type: "spawned" | "spawn_failed" | "child_output" | "child_exit" }>;
+type ChildMessage = Extract<ToWorker, { type: "spawned" | "spawn_failed" | "child_output" | "child_exit" | "child_stdin_wanted" }>;
 
 /** A worker's Spawner, and where the main thread's answers about its children are handed in. */
 export interface ThroughMain {
@@ -23,6 +23,7 @@ export const CHILDREN_AT_ONCE = 32;
 export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMain {
   interface Pending {
     onOutput: OnOutput;
+    moreStdin: MoreStdin | undefined;
     started(pid: number): void;
     failed(error: SpawnError): void;
     exited(exit: ChildExit): void;
@@ -42,13 +43,14 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
     startNext();
   };
   return {
-    spawn: (request, onOutput, _onPid, abandoned) =>
+    spawn: (request, onOutput, _onPid, abandoned, moreStdin) =>
       new Promise((resolve, reject) => {
         const ref = nextRef++;
         let exited!: (exit: ChildExit) => void;
         const end = new Promise<ChildExit>((done) => (exited = done));
         pending.set(ref, {
           onOutput,
+          moreStdin,
           started: (pid) => resolve({ pid, exited: end }),
           failed: (error) => {
             pending.delete(ref);
@@ -94,6 +96,12 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
         case "child_exit":
           child.exited({ code: message.code, signal: message.signal });
           break;
+        case "child_stdin_wanted": {
+          const answer = (part: Uint8Array | null) => post({ type: "child_stdin", ref: message.ref, part });
+          if (child.moreStdin === undefined) answer(null);
+          else child.moreStdin().then(answer, () => answer(null));
+          break;
+        }
       }
     },
   };

@@ -1,7 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { toWire, type ToWorker } from "./_messages.ts";
 import { childGroups, endProcessGroups, signalGroup } from "./process-groups.ts";
-import { SpawnError, spawnHere, type SpawnRequest } from "./spawn-child.ts";
+import { SpawnError, spawnHere, STDIN_PART_BYTES, type SpawnRequest } from "./spawn-child.ts";
 import { NO_LEDGER, type ChildLedger } from "./child-ledger.ts";
 
 /** The children of one worker's `ctx.exec` calls, started and reaped by the main thread. */
@@ -10,6 +10,8 @@ export interface WorkerChildren {
   spawn(ref: number, request: SpawnRequest): void;
   /** The worker took `bytes` of the output of child `ref`. */
   taken(ref: number, bytes: number): void;
+  /** The next part of child `ref`'s stdin, which the main thread asked the worker for; null: its end. */
+  stdin(ref: number, part: Uint8Array | null): void;
   /** The worker is gone (terminated, crashed, closed): ends every group it left, TERM then KILL after `graceMs`. */
   end(graceMs: number): Promise<void>;
 }
@@ -26,6 +28,13 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
   const groups = new Set<number>();
   // Per child: its output posted and not yet taken, and what reads its pipes again once paused.
   const flows = new Map<number, { unread: number; resume: (() => void) | null }>();
+  // Per child: what takes the next part of its stdin, once asked for (child_stdin_wanted).
+  const stdinWaits = new Map<number, (part: Uint8Array | null) => void>();
+  const stdinDone = (ref: number) => {
+    const wait = stdinWaits.get(ref);
+    stdinWaits.delete(ref);
+    wait?.(null);
+  };
   let ended = false;
   const post = (message: ToWorker) => {
     if (ended) return;
@@ -52,7 +61,14 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
         // queue: posted without end, a child writing fast grew the server by 75 MB a second (containment tester, session 45).
         if (flow.unread > CHILD_OUTPUT_WINDOW && flow.resume === null && pause !== undefined && !ended) flow.resume = pause();
       };
-      spawnHere(request, output, record)
+      // The rest of its stdin stays with the worker, asked for a part at a time as the pipe takes each.
+      const moreStdin = () =>
+        new Promise<Uint8Array | null>((take) => {
+          if (ended) return take(null);
+          stdinWaits.set(ref, take);
+          post({ type: "child_stdin_wanted", ref });
+        });
+      spawnHere(request, output, record, undefined, request.stdinMore === true ? moreStdin : undefined)
         .then((child) => {
           if (ended) {
             // The worker went away while the child was starting.
@@ -65,6 +81,7 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
           post({ type: "spawned", ref, pid: child.pid });
           void child.exited.then((exit) => {
             flows.delete(ref);
+            stdinDone(ref);
             groups.delete(child.pid);
             childGroups.delete(child.pid);
             ledger.ended(child.pid);
@@ -73,6 +90,7 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
         })
         .catch((error: unknown) => {
           flows.delete(ref);
+          stdinDone(ref);
           if (recorded !== null) ledger.ended(recorded);
           const e = error instanceof SpawnError ? error : new SpawnError(null, String((error as Error)?.message ?? error));
           post({ type: "spawn_failed", ref, code: e.code, message: e.message });
@@ -88,8 +106,16 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
         resume();
       }
     },
+    stdin(ref, part) {
+      const wait = stdinWaits.get(ref);
+      if (wait === undefined) return;
+      stdinWaits.delete(ref);
+      // A part larger than asked for is a handler posting on the worker's port: the stdin ends there.
+      wait(part !== null && part.byteLength > STDIN_PART_BYTES ? null : part);
+    },
     end(graceMs) {
       ended = true;
+      for (const ref of [...stdinWaits.keys()]) stdinDone(ref);
       // Read to their end, into nothing: a paused child's pipes would never close, and its exit never be seen.
       for (const flow of flows.values()) flow.resume?.();
       if (groups.size === 0) return Promise.resolve();

@@ -219,6 +219,7 @@ export class WorkerSlot<J> {
       if (message.type === "events") received(message.json.length);
       if (message.type === "spawn") children.spawn(message.ref, message.request);
       else if (message.type === "child_taken") children.taken(message.ref, message.bytes);
+      else if (message.type === "child_stdin") children.stdin(message.ref, message.part);
       else if (this.worker === worker) this.received(message);
     });
     worker.on("error", (error: Error) => {

@@ -5,7 +5,7 @@ import { CapabilityError } from "../capability/capability-error.ts";
 import type { ExecOptions, ExecResult, ProgressReporter } from "../capability/declaration.ts";
 import { resolveInside } from "../capability/resolve-inside.ts";
 import { signalGroup } from "./process-groups.ts";
-import { SpawnError, type SpawnedChild, type SpawnRequest, type Spawner } from "./spawn-child.ts";
+import { SpawnError, STDIN_PART_BYTES, type SpawnedChild, type SpawnRequest, type Spawner } from "./spawn-child.ts";
 
 /** Bytes of each stream a result keeps by default (its tail), and the most a handler may ask for. */
 export const EXEC_OUTPUT_BYTES = 256 * 1024;
@@ -69,14 +69,18 @@ export function createExec(host: ExecHost): Exec {
     const started = performance.now();
     const stdout = new Capture("stdout", maxBytes, options.stream === false ? null : host.progress, host.holdBack ?? 0);
     const stderr = new Capture("stderr", maxBytes, options.stream === false ? null : host.progress, host.holdBack ?? 0);
-    const request: SpawnRequest = { argv: [...argv], cwd, env: options.env ? { ...options.env } : null, stdin: options.stdin ?? null };
+    // Its stdin as bytes, encoded here (not on the server's main thread), handed over a part at a time.
+    const stdin = stdinBytes(options.stdin);
+    const request: SpawnRequest = { argv: [...argv], cwd, env: options.env ? { ...options.env } : null, stdin: stdin === null ? null : stdin.slice(0, STDIN_PART_BYTES), stdinMore: stdin !== null && stdin.byteLength > STDIN_PART_BYTES };
+    let stdinAt = STDIN_PART_BYTES;
+    const moreStdin = async () => (stdin === null || stdinAt >= stdin.byteLength ? null : stdin.slice(stdinAt, (stdinAt += STDIN_PART_BYTES)));
     let child: SpawnedChild;
     // Output that arrives before the spawn's answer (the child wrote at once; its start crosses the
     // main thread) waits for the "started" line, so that the log reads in the order things happened.
     let early: Array<[name: "stdout" | "stderr", chunk: Uint8Array]> | null = [];
     const take = (name: "stdout" | "stderr", chunk: Uint8Array) => (name === "stdout" ? stdout : stderr).push(chunk);
     try {
-      child = await host.spawn(request, (name, chunk) => (early === null ? take(name, chunk) : early.push([name, chunk])), undefined, () => taskEnded || signal.aborted);
+      child = await host.spawn(request, (name, chunk) => (early === null ? take(name, chunk) : early.push([name, chunk])), undefined, () => taskEnded || signal.aborted, moreStdin);
     } catch (error) {
       // Given up on while it waited its turn (_spawn-through-main.ts): what gave it up is why.
       if (taskEnded) throw taskOver(command);
@@ -332,4 +336,15 @@ function describeValue(value: unknown): string {
   } catch {
     return typeof value;
   }
+}
+
+/**
+ * A stdin given to ctx.exec as a plain Uint8Array over its bytes, never a Buffer: each part is
+ * taken with Uint8Array's `slice`, a copy (a Buffer's `slice` is a view, and a view crosses to
+ * another thread with its whole buffer).
+ */
+function stdinBytes(stdin: ExecOptions["stdin"]): Uint8Array | null {
+  if (stdin === undefined || stdin === null) return null;
+  const view: ArrayBufferView = typeof stdin === "string" ? Buffer.from(stdin) : (stdin as ArrayBufferView);
+  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
 }

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { Writable } from "node:stream";
 import { signalGroup } from "./process-groups.ts";
 
 /** A child to start, as `ctx.exec` asks for it. Structured-clone safe: it may cross to the main thread. */
@@ -8,9 +9,21 @@ export interface SpawnRequest {
   cwd: string;
   /** Added to the environment of the process; null: the environment as it is. */
   env: Record<string, string> | null;
-  /** Written to stdin, which is then closed; null: no stdin. */
+  /**
+   * Written to stdin, which is then closed; null: no stdin. With `stdinMore`, only its first part:
+   * the rest is asked for one part at a time (the Spawner's `moreStdin`) as the pipe takes each.
+   */
   stdin: string | Uint8Array | null;
+  stdinMore?: boolean;
 }
+
+/**
+ * The largest part of a child's stdin handed over at once: the rest stays with the handler that
+ * gave it until the child has read what came before. 60 MiB given to each of 32 children crossed
+ * to the server's main thread whole, which held 3.6 GB and every client for 28 s (containment
+ * tester, session 49).
+ */
+export const STDIN_PART_BYTES = 256 * 1024;
 
 /** How a child ended. */
 export interface ChildExit {
@@ -46,14 +59,17 @@ export type OnOutput = (stream: "stdout" | "stderr", chunk: Uint8Array, pause?: 
  * `abandoned`, asked of a child that waits its turn before it starts (_spawn-through-main.ts): true
  * when its caller no longer wants it (cancelled, its task over); it then never starts.
  */
-export type Spawner = (request: SpawnRequest, onOutput: OnOutput, onPid?: (pid: number) => void, abandoned?: () => boolean) => Promise<SpawnedChild>;
+export type Spawner = (request: SpawnRequest, onOutput: OnOutput, onPid?: (pid: number) => void, abandoned?: () => boolean, moreStdin?: MoreStdin) => Promise<SpawnedChild>;
+
+/** The next part of a child's stdin (STDIN_PART_BYTES at most), or null at its end. */
+export type MoreStdin = () => Promise<Uint8Array | null>;
 
 /**
  * Starts a child in this thread as the leader of a process group of its own (setsid), no shell.
  * The thread that starts a child is the one that reaps it: a worker's children are started by the
  * main thread (spawnThroughMain), so that one terminated never leaves a zombie behind.
  */
-export const spawnHere: Spawner = (request, onOutput, onPid) =>
+export const spawnHere: Spawner = (request, onOutput, onPid, _abandoned, moreStdin) =>
   new Promise((resolve, reject) => {
     let child;
     try {
@@ -91,16 +107,39 @@ export const spawnHere: Spawner = (request, onOutput, onPid) =>
       }),
     );
     child.once("spawn", () => {
-      if (request.stdin !== null) {
-        try {
-          child.stdin!.end(request.stdin);
-        } catch {
-          // What the stream cannot take (ctx.exec checks the type first): an empty stdin, closed,
-          // never one left open for a child that reads it until it ends.
-          child.stdin!.destroy();
-        }
-      }
+      if (request.stdin !== null) feedStdin(child.stdin!, request.stdin, request.stdinMore === true ? moreStdin : undefined);
       resolve({ pid: child.pid!, exited });
     });
     child.once("error", (error: NodeJS.ErrnoException) => reject(new SpawnError(error.code ?? null, error.message)));
   });
+
+/**
+ * Writes a child's stdin: `first`, then each part `more` gives once the pipe has taken the one
+ * before (its buffer drained), then the end. A child that closes its stdin (or exits) without
+ * reading it all stops the asking: what it did not read is never asked for, nor held here.
+ */
+function feedStdin(stdin: Writable, first: string | Uint8Array, more: MoreStdin | undefined): void {
+  let gone = false;
+  stdin.once("close", () => (gone = true));
+  const next = (): void => {
+    if (gone) return;
+    more!().then(
+      (part) => {
+        if (gone) return;
+        if (part === null) stdin.end();
+        else if (stdin.write(part)) next();
+        else stdin.once("drain", next);
+      },
+      () => stdin.destroy(),
+    );
+  };
+  try {
+    if (more === undefined) stdin.end(first);
+    else if (stdin.write(first)) next();
+    else stdin.once("drain", next);
+  } catch {
+    // What the stream cannot take (ctx.exec checks the type first): an empty stdin, closed,
+    // never one left open for a child that reads it until it ends.
+    stdin.destroy();
+  }
+}

@@ -379,6 +379,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       case "spawn_failed":
       case "child_output":
       case "child_exit":
+      case "child_stdin_wanted":
         children.receive(message);
         break;
       case "host": {

@@ -52,6 +52,24 @@ export default capability({
 });
 `;
 
+/** Sends a large stdin made here (a string of two-byte characters, or a view into a larger Buffer) to input.argv; answers its stdout and what it should be. */
+const BIG_STDIN = `import { capability } from "docket";
+import * as v from "valibot";
+import { createHash } from "node:crypto";
+export default capability({
+  id: "test.exec-stdin", title: "Large stdin", description: "Pipes a large stdin to a command.", effect: "read",
+  input: v.object({ argv: v.array(v.string()), chars: v.number(), view: v.optional(v.boolean()) }),
+  output: v.object({ stdout: v.string(), sha256: v.string(), bytes: v.number() }),
+  async handler(input, ctx) {
+    const whole = Buffer.alloc(input.chars + 200, "x");
+    const stdin = input.view ? whole.subarray(100, 100 + input.chars) : "é".repeat(input.chars);
+    const bytes = Buffer.from(stdin);
+    const result = await ctx.exec(input.argv, { stdin, stream: false });
+    return { stdout: result.stdout.trim(), sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.byteLength };
+  },
+});
+`;
+
 /** test.exec with a secret in its input: the child is given it. */
 const SECRET_RUNNER = RUNNER.replace('id: "test.exec"', 'id: "test.exec-secret"').replace("input: v.object({ argv: v.array(v.string()),", "input: v.object({ token: sensitive(v.string()), argv: v.array(v.string()),").replace('import { capability } from "docket";', 'import { capability, sensitive } from "docket";');
 /** Writes one line longer than a streamed piece in two writes, the secret argv[2] across the piece's end. */
@@ -130,6 +148,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "test.exec.ts"), RUNNER);
   writeFileSync(join(root, "capabilities", "test.exec-secret.ts"), SECRET_RUNNER);
   writeFileSync(join(root, "capabilities", "test.exec-raw.ts"), RAW_OPTIONS);
+  writeFileSync(join(root, "capabilities", "test.exec-stdin.ts"), BIG_STDIN);
   writeFileSync(join(root, "scripts", "split.mjs"), SPLIT);
   writeFileSync(join(root, "capabilities", "test.crash.ts"), CRASHER);
   writeFileSync(join(root, "capabilities", "test.no-await.ts"), NO_AWAIT);
@@ -273,6 +292,20 @@ describe("ctx.exec", () => {
     expect(await tried("fast")).toEqual({ error: 'TypeError: ctx.exec: its options must be an object, like { cwd: "src" }, got "fast".' });
     expect(await tried({ stdin: "text in" })).toEqual({ stdout: "text in" });
     expect(await tried({}, "bytes in")).toEqual({ stdout: "bytes in" });
+  });
+
+  test("ctx.exec: a stdin of megabytes reaches the child whole and in order, handed over a part at a time; a child that reads only its start ends the call; a view sends only its own bytes (containment tester, session 49)", async () => {
+    const whole = await terminal(start("test.exec-stdin", { argv: ["sha256sum"], chars: 10 * 1024 * 1024 + 7 }));
+    expect(whole.state).toBe("succeeded");
+    const { stdout, sha256, bytes } = whole.output as { stdout: string; sha256: string; bytes: number };
+    expect(bytes).toBe(2 * (10 * 1024 * 1024 + 7));
+    expect(stdout.split(" ")[0]).toBe(sha256);
+    const head = await terminal(start("test.exec-stdin", { argv: ["head", "-c", "5"], chars: 4 * 1024 * 1024 }));
+    // Five bytes: two characters and half of a third.
+    expect(head.state).toBe("succeeded");
+    expect((head.output as { stdout: string }).stdout.startsWith("éé")).toBe(true);
+    const view = await terminal(start("test.exec-stdin", { argv: ["wc", "-c"], chars: 3 * 1024 * 1024 + 1, view: true }));
+    expect(view).toMatchObject({ state: "succeeded", output: { stdout: String(3 * 1024 * 1024 + 1) } });
   });
 
   test("ctx.exec: cancel ends the child's group, and a child ignoring TERM is killed after the grace", async () => {

@@ -5,6 +5,7 @@ import type { Worker } from "node:worker_threads";
 import { CHILD_OUTPUT_WINDOW, workerChildren } from "../../runtime/worker/_worker-children.ts";
 import { CHILDREN_AT_ONCE, spawnThroughMain } from "../../runtime/worker/_spawn-through-main.ts";
 import { fromWorkerWire, type FromWorker, type ToWorker } from "../../runtime/worker/_messages.ts";
+import { STDIN_PART_BYTES } from "../../runtime/worker/spawn-child.ts";
 
 /** A worker that only records what it is sent (as it arrives on the wire). */
 function recordingWorker() {
@@ -43,6 +44,51 @@ describe.skipIf(process.platform === "win32")("a worker's children, served from 
     }, "the child's end");
     expect(outputBytes(sent)).toBe(total);
     expect(sent.find((m) => m.type === "child_exit")).toMatchObject({ code: 0 });
+  }, 30_000);
+
+  test("a child's stdin is asked of its worker a part at a time, as the pipe takes each: a child that does not read it leaves the rest with the worker, one that does gets it whole (containment tester, session 49)", async () => {
+    const parts = 48;
+    const part = (i: number) => new Uint8Array(STDIN_PART_BYTES).fill(65 + (i % 26));
+    const serve = async (argv: string[]) => {
+      const { worker, sent } = recordingWorker();
+      const children = workerChildren(worker);
+      let given = 1;
+      // The worker's side: each `child_stdin_wanted` answered with the next part, then the end.
+      const answered = new Set<ToWorker>();
+      const answer = () => {
+        for (const message of sent) {
+          if (message.type !== "child_stdin_wanted" || answered.has(message)) continue;
+          answered.add(message);
+          children.stdin(1, given < parts ? part(given++) : null);
+        }
+      };
+      const timer = setInterval(answer, 2);
+      children.spawn(1, { argv, cwd: process.cwd(), env: null, stdin: part(0), stdinMore: true });
+      return { sent, asked: () => answered.size, stop: () => clearInterval(timer) };
+    };
+    // `sleep` reads nothing: once its pipe and the stream's buffer are full, nothing more is asked.
+    const sleeper = await serve(["sleep", "1"]);
+    await until(() => sleeper.sent.some((m) => m.type === "spawned"), "the sleeper to start");
+    await Bun.sleep(400);
+    expect(sleeper.asked()).toBeLessThanOrEqual(1);
+    await until(() => sleeper.sent.some((m) => m.type === "child_exit"), "the sleeper's end");
+    sleeper.stop();
+    // `wc -c` reads it all: every part asked for, in order, and the end.
+    const reader = await serve(["wc", "-c"]);
+    await until(() => reader.sent.some((m) => m.type === "child_exit"), "wc's end");
+    reader.stop();
+    expect(reader.asked()).toBe(parts);
+    const out = Buffer.concat(reader.sent.flatMap((m) => (m.type === "child_output" && m.stream === "stdout" ? [m.chunk] : []))).toString().trim();
+    expect(Number(out)).toBe(parts * STDIN_PART_BYTES);
+    // A part larger than asked for (a handler posting on its worker's port) ends the stdin instead.
+    const forged = recordingWorker();
+    const forgedChildren = workerChildren(forged.worker);
+    forgedChildren.spawn(1, { argv: ["wc", "-c"], cwd: process.cwd(), env: null, stdin: part(0), stdinMore: true });
+    await until(() => forged.sent.some((m) => m.type === "child_stdin_wanted"), "the first ask");
+    forgedChildren.stdin(1, new Uint8Array(STDIN_PART_BYTES + 1));
+    await until(() => forged.sent.some((m) => m.type === "child_exit"), "wc's end");
+    const counted = Buffer.concat(forged.sent.flatMap((m) => (m.type === "child_output" && m.stream === "stdout" ? [m.chunk] : []))).toString().trim();
+    expect(Number(counted)).toBe(STDIN_PART_BYTES);
   }, 30_000);
 
   test("a worker ended while its child is paused still sees the child ended, its pipes read to their end", async () => {

@@ -60,6 +60,8 @@ export interface WorkerContextOptions {
   spawn?: Spawner;
   /** Milliseconds for the batching delay (default `performance.now`); tests hold it still. */
   now?: () => number;
+  /** The mask of its texts, holding the task's secrets (and those of the tasks its worker ran last); default: the task's alone. */
+  mask?: SecretMask;
 }
 
 /** A child's TERM → KILL wait when none is given: short, so that a cancelled handler still ends on its own. */
@@ -105,7 +107,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   // from the mask only for the store to strip it and join the secret again; cutting goes last, so
   // that it never splits a secret or an escape sequence. `line` is for one-line texts, `block`
   // for multi-line ones (stream chunks, diagnostic messages), as the store sanitizes them.
-  const mask = createSecretMask(task.secrets ?? []);
+  const mask = options.mask ?? createSecretMask(task.secrets ?? []);
   const line = (value: unknown) => mask.text(sanitizeLine(maskedBeforeSafe(String(value), mask.text)));
   // A number of an event that is a sensitive number of the input (a PIN given as a progress count):
   // the event's numbers are not text to mask, so such a one is left out, as "unknown" (null).

@@ -27,7 +27,7 @@ import { environmentBefore, putBackSecretVariables } from "./_env-secrets.ts";
 import { builtinsIntact, replacedBuiltins } from "../execution/_masking-builtins.ts";
 import { namedChanges, sharedPrototypes } from "./_shared-prototypes.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
-import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
+import { createSecretMask, maskedBeforeSafe, type SecretMask } from "../execution/secret-mask.ts";
 import { AUTOMATON_MAX_UNITS, unitsOf } from "../execution/_secret-index.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
@@ -119,8 +119,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   // Their secrets, kept to make one mask of them all (longest first, so that one task's secret
   // holding another's is masked whole, not in part): made when needed, and kept until the next task.
   const recentSecrets: string[][] = [];
-  let recentMask: ((text: string) => string) | null = null;
-  const maskRecent = (text: string) => (recentMask ??= createSecretMask(recentSecrets.flat()).text)(text);
+  let recentMask: SecretMask | null = null;
+  const maskOfRecent = () => (recentMask ??= createSecretMask(recentSecrets.flat()));
+  const maskRecent = (text: string) => maskOfRecent().text(text);
   // What handler code prints is its execution's log, or the process's output (masked) when no
   // running execution owns the code printing: never another task's log.
   captureConsole(
@@ -283,7 +284,18 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    * when it was imported, is not the handler.
    */
   const runTask = async (id: number, task: WorkerTask) => {
-    const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
+    if ((task.secrets?.length ?? 0) > 0) {
+      recentSecrets.push(task.secrets!);
+      // At most RECENT_MASKS tasks, and about as many secrets as one input may hold (their forms
+      // are about four times a multi-line value): one mask of more would build an automaton of
+      // hundreds of MiB (_secret-index.ts). The newest task's are always kept.
+      while (recentSecrets.length > RECENT_MASKS || (recentSecrets.length > 1 && unitsOf(recentSecrets.flat()) > AUTOMATON_MAX_UNITS / 4)) recentSecrets.shift();
+      recentMask = null;
+    }
+    // Its texts are masked with the secrets of the tasks that ran here last too, its own among them:
+    // a module-level variable keeps what an earlier task put there (a client made with the first
+    // caller's token), and this task's log showed it in clear (containment tester, session 49).
+    const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn, mask: recentSecrets.length > 0 ? maskOfRecent() : undefined });
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes, environment: (task.secrets?.length ?? 0) > 0 ? environmentBefore() : null };
     // What work an earlier task left running changed meanwhile is not this task's to meet.
     if (lastCapability !== null && task.entry !== "load") {
@@ -304,14 +316,6 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     if (!builtinsIntact() || !portIntact()) taintedBy(`work ${lastCapability ?? "an earlier task"}'s task left running`, maskRecent);
     // ...or put a secret of a recent task in the environment since it ended (a timer): put back as the worker began.
     if (recentSecrets.length > 0) forgetSecretVariables(environmentAtStart, maskRecent, `work ${lastCapability ?? "an earlier task"}'s task left running, after that task ended,`, "as the worker began");
-    if ((task.secrets?.length ?? 0) > 0) {
-      recentSecrets.push(task.secrets!);
-      // At most RECENT_MASKS tasks, and about as many secrets as one input may hold (their forms
-      // are about four times a multi-line value): one mask of more would build an automaton of
-      // hundreds of MiB (_secret-index.ts). The newest task's are always kept.
-      while (recentSecrets.length > RECENT_MASKS || (recentSecrets.length > 1 && unitsOf(recentSecrets.flat()) > AUTOMATON_MAX_UNITS / 4)) recentSecrets.shift();
-      recentMask = null;
-    }
     let outcome: TaskOutcome;
     let returned = false;
     try {

@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync } from "node:fs";
+import { closeSync, constants, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { sqlitePathTooLong } from "../store/_sqlite-path.ts";
@@ -64,21 +64,36 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space."}`);
   }
   let db: Database | null = null;
-  try {
+  const take = () => {
     db = new sqlite.Database(path, { create: true, readwrite: true });
     db.run("PRAGMA busy_timeout = 0");
     db.run("PRAGMA locking_mode = EXCLUSIVE");
     // The first write takes the exclusive lock; the locking mode keeps it until close.
     db.run("BEGIN EXCLUSIVE");
     db.run("COMMIT");
+  };
+  try {
+    try {
+      take();
+    } catch (error) {
+      // serve.lock holds nothing but its lock: one that is no database (overwritten, a disk
+      // fault) is made again, never a start refused with advice about space (durability tester,
+      // session 49). No server holds a file SQLite cannot read as its lock.
+      if (!isNotDatabase(error)) throw error;
+      (db as Database | null)?.close(false);
+      db = null;
+      rmSync(path, { force: true });
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
+      take();
+    }
   } catch (error) {
-    db?.close(false);
+    (db as Database | null)?.close(false);
     flock?.release();
     if (isBusy(error)) return null;
     const owner = docketDirOwnerAdvice(root);
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable and that its disk has space."}`);
   }
-  const held = db;
+  const held = db as unknown as Database;
   let released = false;
   return {
     path,
@@ -147,6 +162,12 @@ function pause(ms: number): void {
 export function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+/** SQLite read the lock file as no database of its own (random bytes, a file cut mid-page). */
+function isNotDatabase(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_NOTADB") || code.startsWith("SQLITE_CORRUPT"));
 }
 
 /** The checkout's lock file could not be written (a read-only or full disk): the operator's to fix. */

@@ -2,7 +2,8 @@
 // holder's own process can do to it: opening and closing its files lets SQLite's fcntl lock go,
 // and a second server then started beside a frozen first one (tester V, high).
 import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkoutFlockHeld, lockCheckout } from "../../runtime/server/checkout-lock.ts";
@@ -25,6 +26,20 @@ function otherProcessTakes(): string {
 }
 
 describe("lockCheckout", () => {
+  test("a serve.lock of random bytes (no database) is made again and taken, not a start refused with advice about space (durability tester, session 49)", () => {
+    const lock = lockCheckout(root);
+    lock?.release();
+    writeFileSync(join(root, ".docket", "serve.lock"), randomBytes(4096));
+    const taken = lockCheckout(root);
+    expect(taken).not.toBeNull();
+    try {
+      expect(otherProcessTakes()).toBe("refused");
+    } finally {
+      taken!.release();
+    }
+    expect(otherProcessTakes()).toBe("taken");
+  });
+
   test("the lock holds when code of the holder's process opens and closes serve.lock and state.db (files.digest of .docket, a backup handler)", () => {
     const lock = lockCheckout(root)!;
     expect(lock).not.toBeNull();

@@ -13,7 +13,10 @@
 #                                   page of --version
 #              DOCKET_VERSION       the version to install (default: latest); --version wins
 #              DOCKET_INSTALL_DIR   where to install (default: ~/.local/bin); --dir wins
+#              DOCKET_DOWNLOAD_SECONDS  the longest the binary's download may take (default: 1800)
 #
+# A mirror that asks who you are: put its user and password in ~/.netrc (curl and wget read it),
+# or in the address (printed without them); a query in the address (`?token=…`) follows each file.
 # The whole script is this one { … } block, which ends on its last line, and it does its work in
 # main, called just before that end. sh reads a block whole before it runs any of it: a download
 # cut short (curl … | sh) is a syntax error that does nothing, never the first half of a script.
@@ -43,30 +46,54 @@ have() {
   command -v "$1" >/dev/null 2>&1
 }
 
-# Downloads the address $1 into the file $2. Every wait is bounded: a server that does not answer,
-# or a download that stalls or is cut off, ends in a minute or two, not in wget's 20 silent tries.
-# On failure, download_error holds the tool's own last word on it (a status, "connection refused",
-# "transfer closed with … bytes remaining").
-download() { # url file
+# Downloads the address $1 into the file $2, in $3 seconds at most and (where the tool can tell)
+# $4 bytes at most. Every wait is bounded: a server that does not answer, or a download that
+# stalls or is cut off, ends in a minute or two, not in wget's 20 silent tries; one that trickles
+# just fast enough to go on ends at $3 (a 100 MB SHA256SUMS sent at 2 KiB/s ran for hours:
+# distribution tester, session 49). On failure, download_error holds the tool's own last word on
+# it (a status, "connection refused", "transfer closed with … bytes remaining").
+download() { # url file seconds bytes
   download_error=""
+  # The whole try bounded by `timeout` where the system has it (coreutils, BusyBox): wget has no
+  # bound of its own on a download that goes on slowly.
+  within=""
+  if have timeout; then within="timeout $3"; fi
   if [ "$downloader" = curl ]; then
     # 15 s to connect; a try slower than 1 KiB/s for 30 s ends; only what curl takes for
-    # passing (a timeout, a 5xx) is tried again, twice.
-    curl -fsSL --connect-timeout 15 --speed-limit 1024 --speed-time 30 --retry 2 -o "$2" "$1" 2>"$tmp/download-error" && return 0
+    # passing (a timeout, a 5xx) is tried again, twice; the user's ~/.netrc is read, for a
+    # mirror that asks who it is (no password in DOCKET_DOWNLOAD_URL, which is printed).
+    curl -fsSL --netrc-optional --connect-timeout 15 --speed-limit 1024 --speed-time 30 --max-time "$3" --max-filesize "$4" --retry 2 -o "$2" "$1" 2>"$tmp/download-error" && return 0
   elif [ "$downloader" = busybox-wget ]; then
     # BusyBox's wget takes none of GNU wget's long options, and its -T (timeout) crashes in
     # Debian's 1.35: the plain download, quiet but for its errors.
-    wget -q -O "$2" "$1" 2>"$tmp/download-error" && return 0
+    $within wget -q -O "$2" "$1" 2>"$tmp/download-error" && return 0
   else
     # 30 s to resolve, to connect, and between any two reads; three tries in all.
-    wget --tries=3 --timeout=30 --progress=dot:mega -O "$2" "$1" 2>"$tmp/download-error" && return 0
+    $within wget --tries=3 --timeout=30 --progress=dot:mega -O "$2" "$1" 2>"$tmp/download-error" && return 0
   fi
+  if [ ! -s "$tmp/download-error" ] && [ -n "$within" ]; then echo "it took longer than $3 seconds" >"$tmp/download-error"; fi
   # The last line that says something, without wget's timestamp and speed.
   download_error=$(awk 'NF { last = $0 } END { print last }' "$tmp/download-error" | sed 's/^[0-9][0-9-]* [0-9:]* //; s/^([^)]*) - //')
   return 1
 }
 
 # " (what the download tool said)", or nothing when it said nothing.
+# The address of the file $1 in the release folder: after its path, before a query the folder's
+# address holds (a signed address, `?token=…`).
+url_of() { # file
+  case "$base" in
+    *\?*)
+      folder="${base%%\?*}"
+      printf '%s/%s?%s' "${folder%/}" "$1" "${base#*\?}" ;;
+    *) printf '%s/%s' "$base" "$1" ;;
+  esac
+}
+
+# An address as it is printed: a user and password in it, and its query, left out.
+shown() { # url
+  printf '%s' "$1" | sed 's#^\([A-Za-z][A-Za-z0-9+.-]*://\)[^/@]*@#\1…@#; s#?.*#?…#'
+}
+
 download_reason() {
   if [ -n "$download_error" ]; then printf ' (%s)' "$download_error"; fi
 }
@@ -277,22 +304,37 @@ main() {
     touch "$partial" 2>/dev/null || die "cannot write into $dir (not yours, or read-only?); name a folder you can write with --dir"
   fi
 
-  download "$base/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $base/SHA256SUMS$(download_reason); check the version ($version) and the address (DOCKET_DOWNLOAD_URL), or see $RELEASES"
+  # A list of digests: a minute and 1 MiB at most (a release lists a dozen files).
+  download "$(url_of SHA256SUMS)" "$tmp/SHA256SUMS" 60 1048576 || die "cannot download $(shown "$(url_of SHA256SUMS)")$(download_reason); check the version ($version) and the address (DOCKET_DOWNLOAD_URL), or see $RELEASES"
 
   # The line of this target: "<sha256>  docket-<version>-<target>[.exe]" (a "*" before the name is
-  # sha256sum's binary mode). For latest, the version is whichever SHA256SUMS lists.
+  # sha256sum's binary mode). For latest, the highest version SHA256SUMS lists for it (a mirror
+  # folder may list several releases), a pre-release (1.0.0-rc.1) below its release.
   if [ "$version" = latest ]; then
-    line=$(awk -v tail="-$target$suffix" '{ sub(/\r$/, ""); f = $2; sub(/^\*/, "", f); if (f ~ /^docket-/ && length(f) > length(tail) + 7 && substr(f, length(f) - length(tail) + 1) == tail) { print $1, f; exit } }' "$tmp/SHA256SUMS")
+    line=$(awk -v tail="-$target$suffix" '
+      function newer(a, b,   x, y, n, m, i, ca, cb) {
+        ca = a; sub(/-.*/, "", ca); cb = b; sub(/-.*/, "", cb)
+        n = split(ca, x, "."); m = split(cb, y, ".")
+        for (i = 1; i <= (n > m ? n : m); i++) if ((x[i] + 0) != (y[i] + 0)) return (x[i] + 0) > (y[i] + 0)
+        if ((a == ca) != (b == cb)) return a == ca
+        return a > b
+      }
+      { sub(/\r$/, ""); f = $2; sub(/^\*/, "", f)
+        if (f ~ /^docket-/ && length(f) > length(tail) + 7 && substr(f, length(f) - length(tail) + 1) == tail) {
+          v = substr(f, 8, length(f) - length(tail) - 7)
+          if (best == "" || newer(v, best)) { best = v; line = $1 " " f }
+        } }
+      END { if (line != "") print line }' "$tmp/SHA256SUMS")
   else
     line=$(awk -v want="docket-$version-$target$suffix" '{ sub(/\r$/, ""); f = $2; sub(/^\*/, "", f); if (f == want) { print $1, f; exit } }' "$tmp/SHA256SUMS")
   fi
-  [ -n "$line" ] || die "$base/SHA256SUMS lists no docket binary for $target (version $version); see $RELEASES for what was released"
+  [ -n "$line" ] || die "$(shown "$(url_of SHA256SUMS)") lists no docket binary for $target (version $version); see $RELEASES for what was released"
   expected=$(printf '%s' "${line%% *}" | tr 'A-F' 'a-f')
   name="${line#* }"
   case "$expected" in
-    *[!0-9a-f]*) die "$base/SHA256SUMS is malformed: \"$expected\" is not a SHA-256 digest" ;;
+    *[!0-9a-f]*) die "$(shown "$(url_of SHA256SUMS)") is malformed: \"$expected\" is not a SHA-256 digest" ;;
   esac
-  [ ${#expected} -eq 64 ] || die "$base/SHA256SUMS is malformed: \"$expected\" is not a SHA-256 digest"
+  [ ${#expected} -eq 64 ] || die "$(shown "$(url_of SHA256SUMS)") is malformed: \"$expected\" is not a SHA-256 digest"
   found="${name#docket-}"
   found="${found%-"$target$suffix"}"
 
@@ -302,8 +344,9 @@ main() {
   fi
 
   # --- download and check ------------------------------------------------------------------------
-  printf 'Downloading docket %s for %s from %s\n' "$found" "$target" "$base"
-  download "$base/$name" "$tmp/$name" || die "cannot download $base/$name$(download_reason)"
+  printf 'Downloading docket %s for %s from %s\n' "$found" "$target" "$(shown "$base")"
+  # Half an hour at most (123 MB at 70 KB/s), and no more than a binary can be.
+  download "$(url_of "$name")" "$tmp/$name" "${DOCKET_DOWNLOAD_SECONDS:-1800}" 1073741824 || die "cannot download $(shown "$(url_of "$name")")$(download_reason)"
   actual=$(sha256 "$tmp/$name")
   if [ "$actual" != "$expected" ]; then
     die "checksum mismatch for $name: SHA256SUMS says $expected, the download is $actual. Nothing was installed: the download is damaged or was tampered with. Try again; if it happens again, report it at $RELEASES"

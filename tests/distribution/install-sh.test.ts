@@ -152,6 +152,48 @@ async function serveCutOff(dir: string): Promise<ReleaseServer> {
   };
 }
 
+/**
+ * A release server that trickles: it announces 100 MB and sends 256 bytes every 125 ms (2 KiB/s,
+ * above curl's 1 KiB/s stall limit), for SHA256SUMS when `sums` says so, else for the binaries
+ * only (SHA256SUMS then comes whole from `dir`).
+ */
+async function serveTrickle(dir: string, sums: boolean): Promise<ReleaseServer> {
+  const sockets = new Set<Socket>();
+  const timers = new Set<ReturnType<typeof setInterval>>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+    socket.once("data", (chunk: Buffer) => {
+      const name = decodeURIComponent(chunk.toString("latin1").split(" ")[1]!.slice(1).split("?")[0]!);
+      if (name === "SHA256SUMS" && !sums) {
+        const body = readFileSync(join(dir, name));
+        socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`), body]));
+        return;
+      }
+      socket.write("HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\nContent-Type: application/octet-stream\r\n\r\n");
+      // At most a minute of trickle: the test ends long before.
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (++sent > 480 || socket.destroyed) return void (clearInterval(timer), timers.delete(timer), socket.destroy());
+        socket.write(Buffer.alloc(256, 48));
+      }, 125);
+      timers.add(timer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: [],
+    stop: () => {
+      for (const timer of timers) clearInterval(timer);
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
+
 /** A release folder of one fake binary (a shell script that prints a version) for `target`. */
 function fakeRelease(target: string): { dir: string; file: string } {
   const dir = tempDir("fake-release");
@@ -376,6 +418,54 @@ describe("install.sh", () => {
     expect(mac.stderr).toContain("lists no docket binary for darwin-arm64");
     const gitBash = await install(["--dir", tempDir("bin")], { PATH: fakeUname("MINGW64_NT-10.0-26100", "aarch64") });
     expect(gitBash.stderr).toContain("lists no docket binary for windows-arm64");
+  }, SLOW);
+
+  test("install.sh bounds a download that trickles just fast enough to go on: a SHA256SUMS past 1 MiB is refused at once, a binary past DOCKET_DOWNLOAD_SECONDS ends (distribution tester, session 49)", async () => {
+    const fake = fakeRelease("linux-x64");
+    const sums = await serveTrickle(fake.dir, true);
+    const binary = await serveTrickle(fake.dir, false);
+    try {
+      const refused = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: sums.url, PATH: fakeUname("Linux", "x86_64") });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`cannot download ${sums.url}/SHA256SUMS (curl: (63)`);
+      const dir = tempDir("bin");
+      const slow = await install(["--dir", dir], { DOCKET_DOWNLOAD_URL: binary.url, DOCKET_DOWNLOAD_SECONDS: "2", PATH: fakeUname("Linux", "x86_64") });
+      expect(slow.code).toBe(1);
+      expect(slow.stderr).toContain(`cannot download ${binary.url}/${fake.file} (curl: (28)`);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      sums.stop();
+      binary.stop();
+    }
+  }, SLOW);
+
+  test("install.sh prints no user, password or query of DOCKET_DOWNLOAD_URL, keeps the query after each file's name (a signed address), and reads ~/.netrc (distribution tester, session 49)", async () => {
+    const dir = tempDir("bin");
+    const withSecrets = server.url.replace("http://", "http://deploy:S3cretT0ken@") + "/?token=S3cretQuery";
+    const installed = await install(["--dir", dir], { DOCKET_DOWNLOAD_URL: withSecrets });
+    expect(installed.code).toBe(0);
+    expect(installed.stdout).toContain(`from http://…@${server.url.slice("http://".length)}/?…`);
+    const failed = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: withSecrets.replace("/?", "/nosuch?") });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain(`cannot download http://…@${server.url.slice("http://".length)}/nosuch/SHA256SUMS?…`);
+    for (const text of [installed.stdout, installed.stderr, failed.stdout, failed.stderr]) {
+      expect(text.includes("S3cret")).toBe(false);
+    }
+    expect(readFileSync(INSTALL_SH, "utf8")).toContain("--netrc-optional");
+  }, SLOW);
+
+  test("install.sh's latest is the highest version SHA256SUMS lists for the machine, a release above its pre-release, not the first line (distribution tester, session 49)", async () => {
+    const dir = tempDir("multi");
+    const lines = ["0.1.0", "0.10.0-rc.1", "0.2.0", "0.10.0", "0.9.9"].map((v) => `${"a".repeat(64)}  docket-${v}-linux-x64`);
+    writeFileSync(join(dir, "SHA256SUMS"), `${lines.join("\n")}\n${"b".repeat(64)}  docket-0.11.0-darwin-arm64\n`);
+    const mirror = serveRelease(dir);
+    try {
+      expect(await install(["--resolve"], { DOCKET_DOWNLOAD_URL: mirror.url, PATH: fakeUname("Linux", "x86_64") })).toMatchObject({ code: 0, stdout: "0.10.0\n" });
+      writeFileSync(join(dir, "SHA256SUMS"), `${"a".repeat(64)}  docket-1.0.0-rc.2-linux-x64\n${"a".repeat(64)}  docket-1.0.0-rc.10-linux-x64\n${"a".repeat(64)}  docket-0.9.0-linux-x64\n`);
+      expect(await install(["--resolve"], { DOCKET_DOWNLOAD_URL: mirror.url, PATH: fakeUname("Linux", "x86_64") })).toMatchObject({ code: 0, stdout: "1.0.0-rc.2\n" });
+    } finally {
+      mirror.stop();
+    }
   }, SLOW);
 
   test("install.sh says which address failed when the release cannot be downloaded", async () => {

@@ -151,7 +151,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
   if (error.kind === "load_failed") return loadFailed(capability, ids, error);
   // No worker of its lane could start: it never left the queue, so nothing ran, even of a write.
   if (error.kind === "worker_lost" && error.no_worker) {
-    return unbegun(capability, ids, error.message, "no_worker", "Nothing ran. The server's log says why its worker threads could not start (a broken install, no memory or threads left): fix that and restart docket, then start this again.");
+    return unbegun(capability, ids, error.message, "no_worker", "Nothing ran. The server's log says why no worker thread runs (one that could not start: a broken install, no memory or threads left; or threads stuck in a blocking call): fix that and restart docket, then start this again.");
   }
   // Workers in turn died before reading it (what previous handlers left running): nothing ran.
   if (error.kind === "worker_lost" && error.never_began) {

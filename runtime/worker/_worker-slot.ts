@@ -42,7 +42,7 @@ export interface WorkerSlotOptions<J> {
   onExit: (slot: WorkerSlot<J>, code: number, why: string) => void;
   /** A new worker was started in the slot (after an exit, or by `replace()`). */
   onReplaced: (slot: WorkerSlot<J>) => void;
-  /** The slot is given up (`dead`): its worker failed to start MAX_START_FAILURES times in a row. */
+  /** The slot is given up (`dead`): its worker failed to start MAX_START_FAILURES times in a row, or it is suspended. */
   onGaveUp: (slot: WorkerSlot<J>) => void;
   /** A given-up slot's worker started after all (see MAX_START_FAILURES): the slot runs tasks again. */
   onRevived: (slot: WorkerSlot<J>) => void;
@@ -106,6 +106,8 @@ export class WorkerSlot<J> {
   deadReason: string | null = null;
   private startFailures = 0;
   private giveUps = 0;
+  /** Given up by `suspend`, not for failed starts. */
+  private suspended = false;
   /** Callers of warm() waiting for this slot's worker (a server starting). */
   private warmers = 0;
   private restartTimer: ReturnType<typeof setTimeout> | null = null;
@@ -122,8 +124,31 @@ export class WorkerSlot<J> {
 
   /** Starts a new worker in the slot (the old one, if any, is the caller's to terminate) and tells the pool. */
   replace(): void {
+    this.suspended = false;
     this.start();
     this.options.onReplaced(this);
+  }
+
+  /**
+   * Runs no worker for now, for `reason` (too many threads of terminated workers have not ended:
+   * the pool's replaceWorker): the slot is `dead`, its worker (being terminated) is not replaced,
+   * and it starts one again at `resume()`, or once that worker's thread ends after all.
+   */
+  suspend(reason: string): void {
+    this.suspended = true;
+    this.deadSince ??= new Date().toISOString();
+    this.deadReason = reason;
+    this.options.onGaveUp(this);
+  }
+
+  /** Whether `suspend` gave it up (not failed starts). */
+  get isSuspended(): boolean {
+    return this.suspended;
+  }
+
+  /** A suspended slot starts a worker again; any other is left as it is. */
+  resume(): void {
+    if (this.suspended && !this.stopped) this.replace();
   }
 
   /** Milliseconds since the current worker began task `id`'s handler, or null when it has not (a `timed` task's only). */

@@ -58,11 +58,30 @@ export interface WorkerPoolOptions {
    * no worker fails its tasks `no_worker` at once.
    */
   restartAfterMs?: number;
+  /**
+   * After how long a terminated worker whose thread has not ended counts as stuck (default
+   * STUCK_AFTER_MS), and how many such threads the pool lets be before a lane whose worker is
+   * replaced runs none in its place (default MAX_STUCK_THREADS): see replaceWorker.
+   */
+  stuckAfterMs?: number;
+  maxStuckThreads?: number;
   /** How often idle workers are looked at after a task ended, for work a handler left running (_idle-watch.ts); default 1000 ms. */
   idleCheckMs?: number;
   /** Minor page faults of a worker's thread (`<pid>/task/<tid>`), or null; default from /proc (tests give their own). */
   threadFaults?: (thread: string) => number | null;
 }
+
+/** A terminated worker whose thread has not ended this long after is stuck in a call no termination interrupts. */
+export const STUCK_AFTER_MS = 5000;
+
+/**
+ * The most stuck threads (STUCK_AFTER_MS) the pool lets be. Each keeps what its handler held until
+ * its call returns: eight handlers that held 64 MiB and then blocked on a FIFO took the server from
+ * 100 to 690 MB, and nothing bounded it (containment tester, session 49). At the bound, a worker
+ * replaced is not started again until a stuck thread ends: its lane stops, said by /healthz and the
+ * log, rather than the server growing until the system kills it.
+ */
+export const MAX_STUCK_THREADS = 8;
 
 /**
  * A ready worker begins a task within microseconds of being handed it, unless its thread is busy:
@@ -142,6 +161,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   /** Set while a slot's worker is retired (retire), which is not counted as a replacement. */
   let retiring = false;
   let closed = false;
+  /** Threads of terminated workers that have not ended after stuckAfterMs (watchEnding). */
+  const stuck = new Set<Worker>();
+  const stuckAfterMs = options.stuckAfterMs ?? STUCK_AFTER_MS;
+  const maxStuckThreads = options.maxStuckThreads ?? MAX_STUCK_THREADS;
   const jobs = new Map<number, Job>();
   const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
   const loadTimeoutMs = options.loadTimeoutMs ?? 5000;
@@ -584,11 +607,46 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function replaceWorker(slot: Slot, childrenSince?: number): void {
     const old = slot.worker;
     const thread = slot.thread;
-    slot.replace();
+    watchEnding(old, slot.lane);
+    if (stuck.size >= maxStuckThreads) slot.suspend(stuckReason());
+    else slot.replace();
     old.unref();
     void old.terminate().catch(() => undefined);
     // A thread waiting in execSync ends once its child does.
     killThreadDescendants(thread, childrenSince);
+  }
+
+  /**
+   * Watches a terminated worker's thread end: one still there after stuckAfterMs is stuck (in a
+   * read of a FIFO or a pipe no one writes, a lock) and holds what its handler held; said in the
+   * log, counted against maxStuckThreads, and once it ends after all, a lane suspended for them
+   * runs again.
+   */
+  function watchEnding(worker: Worker, lane: Lane): void {
+    let ended = false;
+    const timer = setTimeout(() => {
+      if (ended || closed) return;
+      stuck.add(worker);
+      report(`A ${lane} worker terminated ${Math.round(stuckAfterMs / 1000)} s ago has not ended: its thread is blocked in a call no termination interrupts (a read of a FIFO, a pipe or a terminal no one writes to, a lock), and keeps what its handler held until that call returns. ${stuck.size} such thread${stuck.size === 1 ? "" : "s"} now${stuck.size >= maxStuckThreads ? `: at ${maxStuckThreads}, a worker replaced is not started again; restart docket serve to end them` : ` (at ${maxStuckThreads}, a worker replaced is not started again)`}.`);
+    }, stuckAfterMs);
+    (timer as { unref?: () => void }).unref?.();
+    worker.once("exit", () => {
+      ended = true;
+      clearTimeout(timer);
+      if (!stuck.delete(worker)) return;
+      report(`A stuck thread of a terminated ${lane} worker ended after all; ${stuck.size} left.`);
+      if (stuck.size < maxStuckThreads) for (const each of [...lanes.execution.slots, ...lanes.direct.slots]) each.resume();
+    });
+  }
+
+  /** Why a task of a lane with no worker did not run: its workers could not start, or too many threads are stuck (stuckReason). */
+  function noWorker(lane: Lane, capability: string): string {
+    const suspended = lanes[lane].slots.find((s) => s.isSuspended);
+    return suspended !== undefined ? `No ${lane} worker runs now, so ${capability} did not run: ${suspended.deadReason}.` : `No ${lane} worker could start, so ${capability} did not run.`;
+  }
+
+  function stuckReason(): string {
+    return `${stuck.size} threads of terminated workers have not ended (each blocked in a call no termination interrupts: a read of a FIFO, a pipe or a terminal no one writes to), and they hold what their handlers held; no worker is started in their place until one ends. Restart docket serve to end them, and look for the handler that blocks (the log names the capabilities stopped)`;
   }
 
   /**
@@ -701,7 +759,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function failQueueIfLaneDead(lane: Lane): void {
     const { slots, queue } = lanes[lane];
     if (!slots.every((s) => s.dead)) return;
-    for (const job of queue.splice(0)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: `No ${lane} worker could start, so ${job.task.capability} did not run.` });
+    for (const job of queue.splice(0)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: noWorker(lane, job.task.capability) });
   }
 
   /**
@@ -758,7 +816,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       nextId = nextId >= MAX_TASK_ID ? 1 : nextId + 1;
 
       if (closed) settle(job, { kind: "terminated", message: "The worker pool is closed." });
-      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: `No ${laneName} worker could start, so ${task.capability} did not run.` });
+      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: noWorker(laneName, task.capability) });
       else {
         lane.queue.push(job);
         dispatch(laneName);

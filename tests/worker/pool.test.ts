@@ -516,6 +516,42 @@ describe("createWorkerPool", () => {
     }
   });
 
+  test("threads of terminated workers stuck in a blocking read are bounded: at the bound a replaced worker is not started again, its lane's tasks are refused saying why, and once one ends the lane runs again (containment tester, session 49)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "docket-stuck-"));
+    const fifos: string[] = [];
+    try {
+      const p = makePool({ directWorkers: 1, stuckAfterMs: 100, maxStuckThreads: 2 });
+      // Two handlers blocked in the kernel, each terminated (as a deadline or a forced stop does): two stuck threads.
+      for (let i = 0; i < 2; i++) {
+        const path = join(dir, `pipe-${i}`);
+        expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0);
+        fifos.push(path);
+        const began = join(dir, `began-${i}`);
+        const handle = p.run(task("reads-fifo", "fixture.reads-fifo", { path, began, mb: 16 }), { lane: "direct" });
+        await until(() => existsSync(began));
+        handle.terminate();
+        expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+        await until(() => problems.filter((m) => m.includes("has not ended")).length === i + 1);
+      }
+      // The second's replacement came before it counted as stuck; the next terminated worker is not replaced.
+      const third = p.run(task("busy", "fixture.busy", { check: false }), { lane: "direct" });
+      await Bun.sleep(200);
+      third.terminate();
+      await third.outcome;
+      const refused = await p.run(task("echo", "fixture.echo", { text: "hi" }), { lane: "direct" }).outcome;
+      expect(refused).toMatchObject({ ok: false, error: { kind: "worker_lost", no_worker: true } });
+      expect((refused as { error: { message: string } }).error.message).toContain("2 threads of terminated workers have not ended");
+      expect(p.workerFault()).toMatchObject({ lanes: ["direct"] });
+      // A write ends one read: that thread ends, and the lane starts a worker again.
+      writeFileSync(fifos[0]!, "x");
+      await until(() => p.workerFault() === null);
+      expect(await p.run(task("echo", "fixture.echo", { text: "again" }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
+      writeFileSync(fifos[1]!, "x");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("closing the pool does not wait for a worker blocked on what no kill reaches: a background grandchild holding its execSync's pipe", async () => {
     const dir = await mkdtemp(join(tmpdir(), "docket-orphan-"));
     let orphan = 0;

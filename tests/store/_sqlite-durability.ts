@@ -9,6 +9,7 @@ import { createSqliteStore, type SqliteExecutionStore } from "../../runtime/stor
 import { draft, idOf, limitsWith, newExecution, TestClock } from "./_fixtures.ts";
 import { tempDb } from "./_sqlite-support.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
+import { FILE_LOOK_MS } from "../../runtime/store/_sqlite-writer.ts";
 
 /** A small tmpfs of `size`, so that a write meets a real full disk; null where mounting is not allowed. */
 export function smallDisk(size: string): { dir: string; unmount(): void } | null {
@@ -102,6 +103,34 @@ export function durabilityCases(): void {
         reopened.close();
       });
     }
+
+    test("an idle sqlite store whose files are removed says so at its next look, with no write: /healthz went red only at the next write (durability tester, session 49)", async () => {
+      const path = tempDb();
+      const time = new ManualClock();
+      const said: string[] = [];
+      const store = createSqliteStore({ path, limits: limitsWith({}), clock: () => time.now(), cadence: time, onPersistError: (error) => void said.push(String(error)), onListenerError: () => {} });
+      try {
+        store.create(newExecution(1));
+        await store.durable();
+        ["", "-wal", "-shm"].forEach((suffix) => rmSync(`${path}${suffix}`, { force: true }));
+        expect(store.storageFault()).toBeNull();
+        time.advance(FILE_LOOK_MS);
+        expect(store.storageFault()).toMatchObject({ reason: expect.stringContaining("was removed while this server ran") });
+        expect(said).toHaveLength(1);
+        // The next write meets it itself: refused, and not said twice.
+        store.create(newExecution(2));
+        const acknowledged = store.durable();
+        acknowledged.catch(() => undefined);
+        expect(await settledSoon(acknowledged)).toBe(false);
+        expect(said).toHaveLength(1);
+      } finally {
+        try {
+          store.close();
+        } catch {
+          // Its last write fails as every write since.
+        }
+      }
+    });
 
     test("sqlite store whose file is cut in place after its own checkpoint grew it, to more than it was before that, commits nothing more (checking tester, session 40)", async () => {
       const path = tempDb();

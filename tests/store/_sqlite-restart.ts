@@ -252,6 +252,8 @@ export function restartCases(): void {
     test("sqlite store writes at most once per COMMIT_GAP_MS once a write created BUSY_CREATIONS executions: what changes within the gap goes in one transaction once it is over; otherwise, or after a pause, on the next turn", async () => {
       const time = new ManualClock();
       const store = createSqliteStore({ path: tempDb(), limits: limitsWith({}), clock: () => time.now(), cadence: time, onListenerError: () => {} });
+      // The store's look at its files (FILE_LOOK_MS) waits on the same clock: the gap's timers are counted beside it.
+      const looks = time.pending;
       const heard: string[] = [];
       store.subscribe({ executions: "all" }, (event) => heard.push(`${Number.parseInt(event.execution_id.slice(-8), 16)}:${event.sequence}`));
       const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -265,7 +267,7 @@ export function restartCases(): void {
       store.create(newExecution(3));
       await turn();
       expect(heard).toEqual(["1:1", "1:2", "2:1", "2:2", "3:1"]);
-      expect(time.pending).toBe(0);
+      expect(time.pending - looks).toBe(0);
       // BUSY_CREATIONS starts answered by one write: the store is busy.
       expect(BUSY_CREATIONS).toBe(3);
       for (const n of [4, 5, 6]) store.create(newExecution(n));
@@ -277,14 +279,14 @@ export function restartCases(): void {
       store.append(idOf(5), [draft.started()]);
       await turn();
       expect(heard).toHaveLength(8);
-      expect(time.pending).toBe(1);
+      expect(time.pending - looks).toBe(1);
       time.advance(COMMIT_GAP_MS);
       expect(heard.slice(8)).toEqual(["4:2", "5:2"]);
       // That write created nothing: the next change is written on the next turn again.
       store.append(idOf(6), [draft.started()]);
       await turn();
       expect(heard.slice(10)).toEqual(["6:2"]);
-      expect(time.pending).toBe(0);
+      expect(time.pending - looks).toBe(0);
       // Busy again; a pause as long as the gap: on the next turn too.
       for (const n of [7, 8, 9]) store.create(newExecution(n));
       await turn();
@@ -296,7 +298,7 @@ export function restartCases(): void {
       for (const n of [10, 11, 12]) store.create(newExecution(n));
       await turn();
       store.append(idOf(10), [draft.started()]);
-      expect(time.pending).toBe(1);
+      expect(time.pending - looks).toBe(1);
       expect(store.get(idOf(10))!.last_sequence).toBe(2);
       expect(heard.slice(-1)).toEqual(["10:2"]);
       store.close();

@@ -11,24 +11,34 @@ import { statSync, type Stats } from "node:fs";
  *   smaller (it does not vacuum), so a file shorter than it was is one someone else emptied;
  * - the write-ahead log (`<db>-wal`) removed or replaced: commits go on into a log no path names,
  *   and a crash loses everything since the last checkpoint. A server stopped cleanly copies that
- *   log into the database first, so the message says to stop it that way.
+ *   log into the database first, so the message says to stop it that way;
+ * - the log cut shorter in place than the store's own last commit or checkpoint left it
+ *   (`truncate -s 0 state.db-wal`): the frames it held are gone, and SQLite, writing on at its
+ *   offsets, leaves a log no restart reads. Copied into the database (a checkpoint, the clean
+ *   stop's), its missing frames would be pages of zeros: `logCut()` says so, and the store then
+ *   neither checkpoints nor copies it at close (durability tester, session 49).
  *
  * `changed()` answers why the files are not the ones opened (a write then fails as a storage
  * fault: nothing more is acknowledged), or null: two stats per write of the store. `settled()`,
  * after each commit and checkpoint of the store's own, notes the size it left the file at: a
  * file cut shorter than that later is noticed at the next write, however much it had grown.
  */
-export function storeFileIdentity(path: string): { changed: () => string | null; settled: () => void } {
+export function storeFileIdentity(path: string): { changed: () => string | null; settled: () => void; logCut: () => boolean } {
   const opened = statSync(path);
   let largest = opened.size;
+  const logPath = `${path}-wal`;
+  // In WAL mode the log exists from the open on, and stays (emptied, not removed) while the store runs.
+  let log = statOrNull(logPath) ?? null;
+  /** The log's size as the store's own last commit or checkpoint left it (which may start it over, or cut it to its limit). */
+  let logSize = log?.size ?? 0;
+  let cut = false;
   /** After a commit or checkpoint of the store's own (which may grow the file): its size from then on is the least it may have. */
   const settled = () => {
     const now = statOrNull(path);
     if (now && sameFile(now, opened) && now.size > largest) largest = now.size;
+    const nowLog = statOrNull(logPath);
+    if (nowLog && log !== null && sameFile(nowLog, log) && !cut) logSize = nowLog.size;
   };
-  const logPath = `${path}-wal`;
-  // In WAL mode the log exists from the open on, and stays (emptied, not removed) while the store runs.
-  let log = statOrNull(logPath) ?? null;
   const changed = () => {
     const now = statOrNull(path);
     if (now === undefined) return null;
@@ -47,9 +57,13 @@ export function storeFileIdentity(path: string): { changed: () => string | null;
     if (nowLog === null || !sameFile(nowLog, log)) {
       return `${logPath}, the store's write-ahead log, was ${nowLog === null ? "removed" : "replaced by another file"} while this server ran: what the store commits now goes to a log no restart would read, and a crash would lose it, so it admits nothing new. Stop docket serve cleanly (Ctrl-C or SIGTERM: it copies the log it still holds into ${path} first, and nothing acknowledged is lost) and start it again`;
     }
+    if (cut || nowLog.size < logSize) {
+      cut = true;
+      return `${logPath}, the store's write-ahead log, was cut from ${logSize} to ${nowLog.size} bytes while this server ran (emptied or truncated in place by something else): the executions it committed since its last checkpoint are gone from the disk, so it admits nothing new, and it will not copy that log into ${path} (its missing part would damage the file). Stop docket serve and start it again: it opens ${path} as its last checkpoint left it`;
+    }
     return null;
   };
-  return { changed, settled };
+  return { changed, settled, logCut: () => cut };
 }
 
 /** The file's stat; null when there is none at `path`; undefined when it cannot be looked at (a permission, an I/O error): not a reason to refuse writes. */

@@ -18,6 +18,8 @@ export interface OpenFile {
   db: Database;
   tables: StoreTables;
   writer: WriteBehind;
+  /** The write-ahead log was cut in place by something else: it must not be copied into the file (_sqlite-file-identity.ts). */
+  logCut: () => boolean;
 }
 
 /** Options of {@link openStoreFile}. */
@@ -90,7 +92,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       fileGone: identity.changed,
       filesSettled: identity.settled,
     });
-    return { db, tables, writer };
+    return { db, tables, writer, logCut: identity.logCut };
   } catch (error) {
     db?.close(false);
     throw asFileError(path, error);

@@ -439,6 +439,9 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       flushQuietly(false);
       return;
     }
+    // A store that cannot write does not copy its log either: one cut by something else (see
+    // _sqlite-file-identity.ts) would put pages of zeros into the database.
+    if (fault !== null || options.fileGone?.()) return;
     try {
       db.run("PRAGMA wal_checkpoint(PASSIVE)");
       options.filesSettled?.();
@@ -528,6 +531,9 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     } catch (error) {
       waiters = [...told, ...waiters];
       if (out.events.length > 0) options.onCommit(out);
+      // What SQLite did to the files before it failed (a log started over, cut to its limit) is
+      // the store's own, not a cut made by something else.
+      if ((error as { code?: unknown } | null)?.code !== "SQLITE_CANTOPEN_UNLINKED") options.filesSettled?.();
       throw error;
     }
     pendingEvents = 0;

@@ -111,7 +111,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   // Set by the first read that found the file damaged (readingFile): it stays until a restart.
   let damaged: StorageFault | null = null;
   const faultListeners = new Set<() => void>();
-  const { db, tables, writer } = openStoreFile({
+  const { db, tables, writer, logCut } = openStoreFile({
     path,
     limits,
     onPersistError: reportPersistError,
@@ -522,11 +522,16 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     writer.stop(new Error(`The execution store ${path} closed before it could write this.`));
     fanOut.close();
     starting?.close();
-    try {
-      // Finalizes the statements and closes at once; the last connection checkpoints the log.
-      db.close(true);
-    } catch {
-      db.close(false);
+    // A log cut in place by something else is not copied into the file (its missing frames would
+    // be pages of zeros): the connection is left open, and the process's end lets the file go as
+    // its last checkpoint left it; a restart reads no such log (_sqlite-file-identity.ts).
+    if (!logCut()) {
+      try {
+        // Finalizes the statements and closes at once; the last connection checkpoints the log.
+        db.close(true);
+      } catch {
+        db.close(false);
+      }
     }
     // What it could not write was never acknowledged to anyone (an answer waits for its write): said so, not only that it is lost.
     if (failure !== null) throw new Error(`The execution store ${path} could not write its last changes before closing (${failure instanceof Error ? failure.message : String(failure)}); what was appended since its last write — never acknowledged to any client — is lost.`);

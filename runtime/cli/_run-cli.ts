@@ -105,7 +105,12 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
  */
 function versionAsked(rawArgs: readonly string[]): "text" | "json" | null {
   const [flag, format, ...more] = rawArgs;
-  if (flag === undefined || !VERSION_FLAGS.includes(flag) || more.length > 0) return null;
+  if (flag === undefined || !VERSION_FLAGS.includes(flag)) return null;
+  // `--version --format json --format text`: said as any command says it, not "needs a command".
+  if (more.length > 0 && [format, ...more].every((arg) => arg === "--format" || arg!.startsWith("--format="))) {
+    throw new UsageError("Option --format of docket is given more than once. Give it once.", "docket");
+  }
+  if (more.length > 0) return null;
   if (format === undefined || format === "--format=text") return "text";
   if (format === "--format=json") return "json";
   if (format === "--format" || format.startsWith("--format=")) {

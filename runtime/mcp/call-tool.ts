@@ -9,7 +9,7 @@ import { ProgressRelay, type ProgressParams } from "./progress-relay.ts";
 import { toolName, toolTargets, type ToolTarget } from "./tools.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { planeCapabilityHint } from "../capability/unknown-capability.ts";
-import { idNamedBy } from "../capability/capability-id.ts";
+import { idNamedBy, skippedIdReason } from "../capability/capability-id.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import { sensitiveValues } from "../execution/secret-mask.ts";
 import { callsDirectly } from "../capability/registered.ts";
@@ -74,8 +74,10 @@ function unknownToolHint(plane: ExecutionPlane, name: string, names: Iterable<st
   // Its file no longer loads (an edit broke it while an agent held the tool list): why, as HTTP says it (MCP tester, session 41).
   const broken = plane.loadErrors().map((error) => idNamedBy(error.file)).find((id) => toolName(id) === name);
   if (broken !== undefined) return ` ${planeCapabilityHint(broken, plane)}`;
+  // `repo_test`, the tool `repo.test` would have: no file can declare such an id; what to name it instead.
+  const skipped = skippedIdReason(name.replace(/_([a-z]+)$/, ".$1"));
   const close = didYouMeanText(name.slice(0, 128), names);
-  return close ? ` ${close}` : "";
+  return `${skipped !== null ? ` ${skipped[0]!.toUpperCase()}${skipped.slice(1)}.` : ""}${close ? ` ${close}` : ""}`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
-import { isCapabilityId } from "../capability/capability-id.ts";
+import { isCapabilityId, skippedIdReason } from "../capability/capability-id.ts";
 import { didYouMean } from "../capability/did-you-mean.ts";
 import { loadErrorFor, loadErrorSuggestion, LOOKALIKE_SUGGESTION, lookalikeFor, planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { callsDirectly } from "../capability/registered.ts";
@@ -179,11 +179,13 @@ function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string
     });
   }
   const close = didYouMean(id.slice(0, 128), plane.capabilities().filter(callsDirectly).map((x) => x.id)).map(capabilityPath);
+  // `repo.test`: no file can declare it; what to name it instead (authoring checking tester, session 49).
+  const skipped = skippedIdReason(id);
   return edgeFailure(c, {
     status: 404,
     error_code: "not_found",
     message: `No capability ${quotedText(id.slice(0, 128))} is loaded, so ${quotedText(`${API_PREFIX}/${id.split(".").join("/").slice(0, 128)}`)} does not exist.`,
-    suggestion: `${close.length > 0 ? `Did you mean ${close.join(" or ")}? ` : ""}List the loaded capabilities at ${API_PREFIX}/capabilities/list.`,
+    suggestion: `${skipped !== null ? `${skipped[0]!.toUpperCase()}${skipped.slice(1)}. ` : ""}${close.length > 0 ? `Did you mean ${close.join(" or ")}? ` : ""}List the loaded capabilities at ${API_PREFIX}/capabilities/list.`,
     context: { capability: id.slice(0, 128), capabilities: `${API_PREFIX}/capabilities/list` },
   });
 }

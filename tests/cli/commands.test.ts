@@ -35,6 +35,7 @@ describe("docket --help and --version", () => {
     }
     expect(await cli(["--version", "--format", "text"])).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (from source, ${platform}, bun ${Bun.version})\n` });
     expect(await cli(["--version", "--format", "xml"])).toMatchObject({ code: 2, stdout: "", stderr: '--format must be text or json, got "xml".\nSee docket --help.\n' });
+    expect(await cli(["--version", "--format", "json", "--format", "text"])).toMatchObject({ code: 2, stdout: "", stderr: "Option --format of docket is given more than once. Give it once.\nSee docket --help.\n" });
   });
 
   for (const [command, example] of [

@@ -117,6 +117,12 @@ describe("tool projection", () => {
     expect(refused).toBe('No tool "temp_cap". /repo/capabilities/temp.cap.ts:1 did not load: syntax error: Unexpected { tools/list names the tools of this server.');
   });
 
+  test("calling the tool of an id no file can declare (repo_test) says what to name it instead (authoring checking tester, session 49)", async () => {
+    const { plane } = stubPlane([work("temp.other")]);
+    const refused = await callTool(plane, "repo_test", {}, context()).catch((error: Error) => error.message);
+    expect(refused).toBe('No tool "repo_test". A capability\'s id cannot end in .test: its file would be repo.test.ts, and docket skips *.test.ts files (tests beside the capabilities, which a test runner imports); choose another last part, like repo.tests or repo.run-tests. tools/list names the tools of this server.');
+  });
+
   test("a tool call that throws something unexpected answers internal with a correlation id, its stack only in the log", async () => {
     const lines: string[] = [];
     const { plane } = stubPlane([work("team.boom")], () => {

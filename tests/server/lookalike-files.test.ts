@@ -48,6 +48,9 @@ describe("a look-alike capability file, asked for over HTTP", () => {
     // An id no file looks like keeps the closest ids.
     const other = (await (await fetch(`${server.url}/api/v1/team/greeet`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" })).json()) as { error: { suggestion: string } };
     expect(other.error.suggestion).toContain("Did you mean /api/v1/team/greet?");
+    // An id no file can declare (its file would be skipped as a test) says what to name it instead (authoring checking tester, session 49).
+    const skipped = (await (await fetch(`${server.url}/api/v1/other/d`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" })).json()) as { error: { suggestion: string } };
+    expect(skipped.error.suggestion).toStartWith("A capability's id cannot end in .d: its file would be other.d.ts, and docket skips *.d.ts files (declaration files); choose another last part, like other.data.");
   });
 
   test("the cockpit's page and capabilities.get say the same", async () => {

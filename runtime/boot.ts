@@ -76,6 +76,8 @@ export interface BootedPlane {
   watchedFolders: string[];
   /** Those folders as they were just before the first read: where a watch of them starts counting changes. */
   watchedLook: PathLook[];
+  /** When the first read began (Date.now()): what a watch adds later counts changes from then. */
+  firstReadAt: number;
   /** The folders of the local modules the capabilities import, as of the last load: watched too. */
   sourceFolders(): string[];
   close(): Promise<void>;
@@ -225,6 +227,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // starts counting from (watch-folders.ts, `lookedAt`).
   const watchedFolders = [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))];
   const watchedLook = lookAtFolders(watchedFolders);
+  const firstReadAt = Date.now();
   const first = await build();
   // What a file's top level deferred to the next turn (a `setTimeout(…, 0)` that replaces a
   // built-in) is looked at before anything runs, not a second later (checking tester, session 44).
@@ -287,6 +290,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     reload,
     watchedFolders,
     watchedLook,
+    firstReadAt,
     sourceFolders: () => [...sourceFolders],
     async close() {
       if (mainLook !== null) clearInterval(mainLook);

@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { aliasConfigFiles } from "./alias-targets.ts";
 import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
 import { loadErrorReason, type LoadError } from "./registered.ts";
@@ -21,6 +22,8 @@ export interface ReloadablePlane {
   watchedFolders?: string[];
   /** Those folders as they were just before the catalog now served was read (watch-folders.ts, `lookedAt`). */
   watchedLook?: PathLook[];
+  /** When that read began (Date.now()): the paths watched for installs count changes from then. */
+  firstReadAt?: number;
   /** The folders of the local modules the capabilities import (watched too), as of the last load. */
   sourceFolders?(): string[];
 }
@@ -58,9 +61,17 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too; one
   // first met by a reload is watched from when that reload began to read.
   // So do the configs that decide where their aliases lead (a root tsconfig.base.json they extend).
+  // Folders whose install places are watched already (installPlaces): each is walked once.
+  const placed = new Set<string>();
+  const watchInstalls = (folders: readonly string[], since?: number) => {
+    const fresh = folders.filter((folder) => !placed.has(folder));
+    for (const folder of fresh) placed.add(folder);
+    for (const place of installPlaces(booted.root, fresh)) watch.add(place, since);
+  };
   const watchSources = (since?: number) => {
     const folders = booted.sourceFolders?.() ?? [];
     for (const folder of folders) watch.add(folder, since);
+    watchInstalls(folders);
     for (const folder of [...booted.watchedFolders!, ...folders]) for (const config of aliasConfigFiles(folder)) watch.add(config, since);
   };
   const onChange = (quiet: boolean) => {
@@ -94,7 +105,42 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   // An install (package.json, node_modules' top level, or node_modules appearing) tries again the
   // files whose imports did not resolve (docs/authoring.md, "Packages installed while serving"); so
   // does a change of the root tsconfig.json, whose new alias the load error then names.
-  if (booted.root !== undefined) for (const name of ["package.json", "node_modules", "tsconfig.json"]) watch.add(join(booted.root, name));
+  // Counted from the first read: an install made while the server started (between that read and
+  // now) is a change too, not where the watch begins.
+  if (booted.root !== undefined) for (const name of ["package.json", "node_modules", "tsconfig.json"]) watch.add(join(booted.root, name), booted.firstReadAt);
+  // ...and an install where a load error says to run it: the nearest package.json above a file
+  // (a workspace's `packages/tools`, a --capabilities folder elsewhere) was never watched, and its
+  // capability loaded only at the next edit (authoring checking tester, session 49).
+  watchInstalls(booted.watchedFolders, booted.firstReadAt);
   watchSources();
   return watch;
+}
+
+/** How far up from a folder outside the checkout its install places are looked for. */
+const INSTALL_LEVELS = 16;
+
+/**
+ * Where an install for files in `folders` lands: the package.json and node_modules of each folder
+ * from each of them up to the checkout root (a workspace package's own, `packages/tools`), or, for
+ * a folder outside the checkout, up to the nearest one holding a package.json (the folder a load
+ * error's install advice names, see _missing-package.ts).
+ */
+export function installPlaces(root: string | undefined, folders: readonly string[]): string[] {
+  const places = new Set<string>();
+  for (const folder of folders) {
+    const inside = root !== undefined && (folder === root || folder.startsWith(`${root}/`));
+    let dir = folder;
+    for (let level = 0; level < INSTALL_LEVELS; level++) {
+      // node_modules folders of their own are no place to install into.
+      if (!/\/node_modules(\/|$)/.test(dir)) {
+        places.add(join(dir, "package.json"));
+        places.add(join(dir, "node_modules"));
+      }
+      if (inside ? dir === root : existsSync(join(dir, "package.json"))) break;
+      const up = dirname(dir);
+      if (up === dir) break;
+      dir = up;
+    }
+  }
+  return [...places];
 }

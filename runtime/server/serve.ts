@@ -41,6 +41,8 @@ export interface ServedPlane {
   watchedFolders?: string[];
   /** Those folders as they were just before the first read (a change since is reloaded). */
   watchedLook?: PathLook[];
+  /** When that first read began (Date.now()). */
+  firstReadAt?: number;
   /** The folders of the local modules the capabilities import (watched too), as of the last load. */
   sourceFolders?(): string[];
 }

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CatalogChange } from "../../runtime/capability/live-catalog.ts";
-import { watchCapabilities } from "../../runtime/capability/watch-capabilities.ts";
+import { installPlaces, watchCapabilities } from "../../runtime/capability/watch-capabilities.ts";
 import type { FolderWatch } from "../../runtime/capability/watch-folders.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 import { silentWatch } from "../_support/silent-watch.ts";
@@ -181,5 +181,28 @@ describe("watchCapabilities", () => {
     clock.advance(5000);
     await Bun.sleep(0);
     expect(reloads).toBe(2);
+  });
+});
+
+describe("installPlaces", () => {
+  test("installPlaces names package.json and node_modules of each folder up to the checkout root, or, outside it, up to the nearest package.json; none inside a node_modules", () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "docket-places-")));
+    const elsewhere = realpathSync(mkdtempSync(join(tmpdir(), "docket-elsewhere-")));
+    try {
+      mkdirSync(join(elsewhere, "tools", "caps"), { recursive: true });
+      writeFileSync(join(elsewhere, "tools", "package.json"), "{}");
+      const places = installPlaces(root, [join(root, "packages", "tools", "caps"), join(elsewhere, "tools", "caps"), join(root, "node_modules", "pkg", "src")]);
+      for (const dir of [join(root, "packages", "tools", "caps"), join(root, "packages", "tools"), join(root, "packages"), root, join(elsewhere, "tools", "caps"), join(elsewhere, "tools")]) {
+        expect(places).toContain(join(dir, "package.json"));
+        expect(places).toContain(join(dir, "node_modules"));
+      }
+      // Not above the nearest package.json outside the checkout, nor above the root, nor inside a node_modules.
+      expect(places).not.toContain(join(elsewhere, "package.json"));
+      expect(places.some((place) => !place.startsWith(root) && !place.startsWith(join(elsewhere, "tools")))).toBe(false);
+      expect(places).not.toContain(join(root, "node_modules", "pkg", "src", "package.json"));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

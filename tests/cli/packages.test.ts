@@ -174,6 +174,41 @@ export default capability({ id: "${id}", title: "t", description: "d", effect: "
     expect(await stderr.done).not.toContain("Restart");
   }, 60_000);
 
+  test("an install where the load error says to run it — a workspace's own folder, not the checkout's root — is picked up while serving, with no edit (authoring checking tester, session 49)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "packages/tools/package.json": JSON.stringify({ name: "tools", private: true, dependencies: { "@acme/w": "1.0.0" } }),
+      "packages/tools/caps/ws.pkg.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { hi } from "@acme/w";
+export default capability({ id: "ws.pkg", title: "t", description: "d", effect: "read", input: v.object({}), output: v.object({ hi: v.number() }), handler: () => ({ hi }) });
+`,
+    });
+    const child = spawnDocket(binary, ["serve", "--port", "0", "--store", "memory", "--capabilities", "packages/tools/caps"], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    const said = (pattern: RegExp) => Promise.race([stderr.until(pattern), Bun.sleep(20_000).then(async () => {
+      child.kill("SIGINT");
+      throw new Error(`docket serve never said ${pattern}; it said:\n${await stderr.done}`);
+    })]);
+    try {
+      const banner = await said(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+      const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      await said(/ws\.pkg\.ts.*"@acme\/w" is not installed\. Install it with `npm install @acme\/w` in .*packages\/tools/);
+      // As `npm ci` there leaves it: package.json untouched, node_modules made, its .package-lock.json last.
+      writeFiles(checkout, {
+        "packages/tools/node_modules/@acme/w/package.json": JSON.stringify({ name: "@acme/w", version: "1.0.0", type: "module", main: "index.js" }),
+        "packages/tools/node_modules/@acme/w/index.js": "export const hi = 5;\n",
+        "packages/tools/node_modules/.package-lock.json": "{}\n",
+      });
+      await said(/added ws\.pkg/);
+      const answer = await fetch(`${url}/api/v1/ws/pkg`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(await answer.json()).toEqual({ hi: 5 });
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+  }, 60_000);
+
   test("a package that is not installed is a load error naming it and the command that installs it", async () => {
     const checkout = tempCheckout();
     writeFiles(checkout, {

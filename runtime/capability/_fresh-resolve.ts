@@ -1,6 +1,6 @@
 // Resolving a name as the runtime will, also for what was written after the runtime first looked
 // (an `npm install` while serving, a helper created behind an alias): docs/authoring.md, "Live reload".
-import { lstatSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync, type Dirent } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { aliasTargets } from "./alias-targets.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
@@ -42,6 +42,11 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
     // Where it really is: a pnpm layout links node_modules/pp to .pnpm/pp@1.0.0/node_modules/pp,
     // whose dependencies sit beside it there (checking tester, session 47).
     const real = realOrSelf(installed);
+    // A workspace package (npm links node_modules/@team/lib to packages/lib): its own folders may
+    // have been met before a node_modules existed above them (a capability importing one of its
+    // files by path), and a package it imports was "not found" from them (authoring checking
+    // tester, session 49).
+    if (real !== installed && !/\/node_modules\//.test(real)) askNodeModules([...foldersDown(holder, real), ...packageFolders(real)], resolveWith);
     resolveWith("./package.json", installed);
     if (real !== installed) resolveWith("./package.json", real);
     // A file inside it named by path (`pkg/lib/x.js`): its own folder read again, as a relative
@@ -83,6 +88,28 @@ function askNodeModules(folders: readonly string[], resolveWith: Resolve): void 
   for (const folder of new Set(folders)) resolveWith("./node_modules", folder);
 }
 
+/** The most folders of one workspace package packageFolders lists. */
+const MAX_PACKAGE_FOLDERS = 256;
+
+/** `dir` and its folders below, outermost first, but for node_modules and hidden ones; MAX_PACKAGE_FOLDERS at most. */
+function packageFolders(dir: string): string[] {
+  const found = [dir];
+  for (let i = 0; i < found.length && found.length < MAX_PACKAGE_FOLDERS; i++) {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(found[i]!, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name === "node_modules" || entry.name.startsWith(".")) continue;
+      if (found.length >= MAX_PACKAGE_FOLDERS) break;
+      found.push(join(found[i]!, entry.name));
+    }
+  }
+  return found;
+}
+
 /** `from`, then each folder below it down to `to` (`to` inside `from`); `from` alone when `to` is not inside it. */
 function foldersDown(from: string, to: string): string[] {
   const folders = [from];
@@ -122,6 +149,13 @@ function refreshDependencies(installed: string, resolveWith: Resolve): void {
   const last = refreshedAt.get(installed);
   if (last !== undefined && last.changed === changed && missingStamp(last.missing) === last.stamp) return;
   const tree = dependencyTree(installed);
+  // The folders of a workspace package (its real folder outside node_modules) import its
+  // dependencies: asked too, from the folder holding its link down.
+  const real = realOrSelf(installed);
+  if (!/\/node_modules\//.test(real)) {
+    const holder = installed.includes("/node_modules/") ? installed.slice(0, installed.lastIndexOf("/node_modules/")) : dirname(real);
+    askNodeModules([...foldersDown(holder, real), ...packageFolders(real)], resolveWith);
+  }
   for (const dependency of tree.found) {
     const holder = dependency.dir.slice(0, dependency.dir.lastIndexOf("/node_modules/"));
     askNodeModules(foldersDown(holder, dependency.dir), resolveWith);

@@ -14,6 +14,31 @@ beforeAll(async () => {
 
 afterAll(removeTempDirs);
 
+/**
+ * `docket serve` of `checkout` (memory store, `args` added) through the binary, and what it says on
+ * stderr: `said(pattern)` waits 20 s at most for a line, then stops the server and fails with all
+ * it said; `said.url()` is its address, `said.all()` everything once it ended.
+ */
+function serving(checkout: string, args: string[]) {
+  const child = spawnDocket(binary, ["serve", "--port", "0", "--store", "memory", ...args], { cwd: checkout });
+  const stderr = watchStream(child.stderr);
+  const said = Object.assign(
+    (pattern: RegExp) =>
+      Promise.race([
+        stderr.until(pattern),
+        Bun.sleep(20_000).then(async () => {
+          child.kill("SIGINT");
+          throw new Error(`docket serve never said ${pattern}; it said:\n${await stderr.done}`);
+        }),
+      ]),
+    {
+      url: async () => (await said(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!,
+      all: () => stderr.done,
+    },
+  );
+  return { child, said };
+}
+
 /** js-yaml is ES modules with an `exports` map; debug is CommonJS and requires its own dependency, ms. */
 const PACKAGES = ["js-yaml", "argparse", "debug", "ms"];
 
@@ -135,16 +160,9 @@ import * as v from "valibot";
 import { hi } from "${pkg}";
 export default capability({ id: "${id}", title: "t", description: "d", effect: "read", input: v.object({}), output: v.object({ hi: v.number() }), handler: () => ({ hi }) });
 `;
-    const child = spawnDocket(binary, ["serve", "--port", "0", "--store", "memory"], { cwd: checkout });
-    const stderr = watchStream(child.stderr);
-    // Each line waited for 20 s at most; then the server is stopped and what it said is the failure.
-    const said = (pattern: RegExp) => Promise.race([stderr.until(pattern), Bun.sleep(20_000).then(async () => {
-      child.kill("SIGINT");
-      throw new Error(`docket serve never said ${pattern}; it said:\n${await stderr.done}`);
-    })]);
+    const { child, said } = serving(checkout, []);
     try {
-      const banner = await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
-      const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      const url = await said.url();
       // Named before the install: a load error saying to install it.
       writeFiles(checkout, { "capabilities/early.pkg.ts": file("early.pkg", "@acme/early") });
       await said(/could not load .*early\.pkg\.ts.*"@acme\/early" is not installed/);
@@ -171,7 +189,7 @@ export default capability({ id: "${id}", title: "t", description: "d", effect: "
       child.kill("SIGINT");
       await child.exited;
     }
-    expect(await stderr.done).not.toContain("Restart");
+    expect(await said.all()).not.toContain("Restart");
   }, 60_000);
 
   test("an install where the load error says to run it — a workspace's own folder, not the checkout's root — is picked up while serving, with no edit (authoring checking tester, session 49)", async () => {
@@ -184,15 +202,9 @@ import { hi } from "@acme/w";
 export default capability({ id: "ws.pkg", title: "t", description: "d", effect: "read", input: v.object({}), output: v.object({ hi: v.number() }), handler: () => ({ hi }) });
 `,
     });
-    const child = spawnDocket(binary, ["serve", "--port", "0", "--store", "memory", "--capabilities", "packages/tools/caps"], { cwd: checkout });
-    const stderr = watchStream(child.stderr);
-    const said = (pattern: RegExp) => Promise.race([stderr.until(pattern), Bun.sleep(20_000).then(async () => {
-      child.kill("SIGINT");
-      throw new Error(`docket serve never said ${pattern}; it said:\n${await stderr.done}`);
-    })]);
+    const { child, said } = serving(checkout, ["--capabilities", "packages/tools/caps"]);
     try {
-      const banner = await said(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
-      const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      const url = await said.url();
       await said(/ws\.pkg\.ts.*"@acme\/w" is not installed\. Install it with `npm install @acme\/w` in .*packages\/tools/);
       // As `npm ci` there leaves it: package.json untouched, node_modules made, its .package-lock.json last.
       writeFiles(checkout, {

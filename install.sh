@@ -58,23 +58,34 @@ download() { # url file seconds bytes
   # bound of its own on a download that goes on slowly.
   within=""
   if have timeout; then within="timeout $3"; fi
+  rc=0
   if [ "$downloader" = curl ]; then
     # 15 s to connect; a try slower than 1 KiB/s for 30 s ends; only what curl takes for
-    # passing (a timeout, a 5xx) is tried again, twice; the user's ~/.netrc is read, for a
-    # mirror that asks who it is (no password in DOCKET_DOWNLOAD_URL, which is printed).
-    curl -fsSL --netrc-optional --connect-timeout 15 --speed-limit 1024 --speed-time 30 --max-time "$3" --max-filesize "$4" --retry 2 -o "$2" "$1" 2>"$tmp/download-error" && return 0
+    # passing (a timeout, a 5xx) is tried again, twice, within the same $3 seconds in all
+    # (--max-time alone bounds each try); -g: brackets and braces of a query are no pattern; the
+    # user's ~/.netrc is read, for a mirror that asks who it is.
+    $within curl -gfsSL --netrc-optional --connect-timeout 15 --speed-limit 1024 --speed-time 30 --max-time "$3" --retry-max-time "$3" --max-filesize "$4" --retry 2 -o "$2" "$1" 2>"$tmp/download-error" || rc=$?
   elif [ "$downloader" = busybox-wget ]; then
     # BusyBox's wget takes none of GNU wget's long options, and its -T (timeout) crashes in
     # Debian's 1.35: the plain download, quiet but for its errors.
-    $within wget -q -O "$2" "$1" 2>"$tmp/download-error" && return 0
+    $within wget -q -O "$2" "$1" 2>"$tmp/download-error" || rc=$?
   else
     # 30 s to resolve, to connect, and between any two reads; three tries in all.
-    $within wget --tries=3 --timeout=30 --progress=dot:mega -O "$2" "$1" 2>"$tmp/download-error" && return 0
+    $within wget --tries=3 --timeout=30 --progress=dot:mega -O "$2" "$1" 2>"$tmp/download-error" || rc=$?
   fi
-  if [ ! -s "$tmp/download-error" ] && [ -n "$within" ]; then echo "it took longer than $3 seconds" >"$tmp/download-error"; fi
-  # The last line that says something, without wget's timestamp and speed.
-  download_error=$(awk 'NF { last = $0 } END { print last }' "$tmp/download-error" | sed 's/^[0-9][0-9-]* [0-9:]* //; s/^([^)]*) - //')
+  # Past the size it may have (a server that streams on, whatever it announced): refused too.
+  if [ "$rc" = 0 ] && [ "$(wc -c <"$2")" -le "$4" ]; then return 0; fi
+  if [ "$rc" = 0 ]; then echo "it is larger than $4 bytes" >"$tmp/download-error"
+  elif [ "$rc" = 124 ]; then echo "it took longer than $3 seconds" >"$tmp/download-error"; fi
+  # The last line that says something, without wget's timestamp and speed, and without a user,
+  # password or query of an address in it (GNU wget repeats one it cannot parse).
+  download_error=$(awk 'NF { last = $0 } END { print last }' "$tmp/download-error" | sed 's/^[0-9][0-9-]* [0-9:]* //; s/^([^)]*) - //' | scrub)
   return 1
+}
+
+# Text with what looks like the user and password of an address, and its query, left out.
+scrub() {
+  sed 's#\(://\)[^/ ]*@#\1…@#g; s#^[^/ ]*@#…@#; s#\([?][^ )]*\)#?…#g'
 }
 
 # " (what the download tool said)", or nothing when it said nothing.
@@ -89,9 +100,10 @@ url_of() { # file
   esac
 }
 
-# An address as it is printed: a user and password in it, and its query, left out.
+# An address as it is printed: a user and password in it (up to its last @, with or without a
+# scheme), and its query, left out.
 shown() { # url
-  printf '%s' "$1" | sed 's#^\([A-Za-z][A-Za-z0-9+.-]*://\)[^/@]*@#\1…@#; s#?.*#?…#'
+  printf '%s' "$1" | sed 's#^\([A-Za-z][A-Za-z0-9+.-]*://\)\{0,1\}[^/]*@#\1…@#; s#?.*#?…#'
 }
 
 download_reason() {
@@ -196,7 +208,8 @@ main() {
 
   version="${version#v}"
   case "$version" in
-    "" | *[!0-9A-Za-z.+-]*) die "\"$version\" is not a version; give one like 0.1.0, or latest" ;;
+    latest) ;;
+    "" | [!0-9]* | *[!0-9A-Za-z.+-]*) die "\"$version\" is not a version; give one like 0.1.0, or latest" ;;
   esac
   # An empty --dir is a mistake, not the default; a ~ the shell left as it is (--dir=~/bin, a YAML
   # env value) is the home folder, not a folder named ~ under the current one. --resolve installs
@@ -249,12 +262,19 @@ main() {
 
   # --- where from --------------------------------------------------------------------------------
   if [ -n "${DOCKET_DOWNLOAD_URL:-}" ]; then
-    base="${DOCKET_DOWNLOAD_URL%/}"
+    # A fragment is the browser's, never sent; every trailing slash goes (…/rel// → …/rel).
+    base="${DOCKET_DOWNLOAD_URL%%#*}"
+    while [ "${base%/}" != "$base" ]; do base="${base%/}"; done
   elif [ "$version" = latest ]; then
     base="$RELEASES/latest/download"
   else
     base="$RELEASES/download/v$version"
   fi
+
+  seconds="${DOCKET_DOWNLOAD_SECONDS:-1800}"
+  case "$seconds" in
+    "" | *[!0-9]* | 0*) die "DOCKET_DOWNLOAD_SECONDS must be a whole number of seconds from 1, like 1800; got \"$seconds\"" ;;
+  esac
 
   # --- what it needs, before any download --------------------------------------------------------
   if have curl; then downloader=curl
@@ -312,16 +332,38 @@ main() {
   # folder may list several releases), a pre-release (1.0.0-rc.1) below its release.
   if [ "$version" = latest ]; then
     line=$(awk -v tail="-$target$suffix" '
-      function newer(a, b,   x, y, n, m, i, ca, cb) {
-        ca = a; sub(/-.*/, "", ca); cb = b; sub(/-.*/, "", cb)
-        n = split(ca, x, "."); m = split(cb, y, ".")
-        for (i = 1; i <= (n > m ? n : m); i++) if ((x[i] + 0) != (y[i] + 0)) return (x[i] + 0) > (y[i] + 0)
-        if ((a == ca) != (b == cb)) return a == ca
-        return a > b
+      # Numbers compared as numbers, digit by digit from the first that differs (no awk number:
+      # 1e3 is no thousand, twenty digits lose nothing); a pre-release below its release, its
+      # parts compared as semver does (1.0.0-rc.2 < 1.0.0-rc.10); build metadata (+…) ignored.
+      function cmpnum(p, q) {
+        # As strings ("" joined): awk would compare two numbers of twenty digits as equal doubles.
+        p = p ""; q = q ""; sub(/^0+/, "", p); sub(/^0+/, "", q)
+        if (length(p) != length(q)) return length(p) > length(q) ? 1 : -1
+        return p == q ? 0 : (p > q ? 1 : -1)
+      }
+      function cmpids(a, b,   x, y, n, m, i, c, dx, dy) {
+        n = split(a, x, "."); m = split(b, y, ".")
+        for (i = 1; i <= n && i <= m; i++) {
+          dx = x[i] ~ /^[0-9]+$/; dy = y[i] ~ /^[0-9]+$/
+          if (dx && dy) { c = cmpnum(x[i], y[i]); if (c != 0) return c }
+          else if (dx != dy) return dx ? -1 : 1
+          else if (x[i] "" != y[i] "") return x[i] "" > y[i] "" ? 1 : -1
+        }
+        return n == m ? 0 : (n > m ? 1 : -1)
+      }
+      function newer(a, b,   ca, cb, pa, pb, c) {
+        sub(/[+].*/, "", a); sub(/[+].*/, "", b)
+        ca = a; pa = ""; if (index(a, "-")) { ca = substr(a, 1, index(a, "-") - 1); pa = substr(a, index(a, "-") + 1) }
+        cb = b; pb = ""; if (index(b, "-")) { cb = substr(b, 1, index(b, "-") - 1); pb = substr(b, index(b, "-") + 1) }
+        c = cmpids(ca, cb); if (c != 0) return c > 0
+        if ((pa == "") != (pb == "")) return pa == ""
+        return cmpids(pa, pb) > 0
       }
       { sub(/\r$/, ""); f = $2; sub(/^\*/, "", f)
         if (f ~ /^docket-/ && length(f) > length(tail) + 7 && substr(f, length(f) - length(tail) + 1) == tail) {
           v = substr(f, 8, length(f) - length(tail) - 7)
+          # Only a version: digits and dots first, then a pre-release and a build of semver characters.
+          if (v !~ /^[0-9]+([.][0-9]+)*(-[0-9A-Za-z.-]+)?([+][0-9A-Za-z.-]+)?$/) next
           if (best == "" || newer(v, best)) { best = v; line = $1 " " f }
         } }
       END { if (line != "") print line }' "$tmp/SHA256SUMS")
@@ -337,6 +379,11 @@ main() {
   [ ${#expected} -eq 64 ] || die "$(shown "$(url_of SHA256SUMS)") is malformed: \"$expected\" is not a SHA-256 digest"
   found="${name#docket-}"
   found="${found%-"$target$suffix"}"
+  # What a mirror's SHA256SUMS named: a version (a digit first), never `..` to put in a path.
+  case "$found" in
+    [0-9]*) ;;
+    *) die "$(shown "$(url_of SHA256SUMS)") names \"$found\" as a version of docket, which is none; see $RELEASES" ;;
+  esac
 
   if [ "$resolve_only" = 1 ]; then
     printf '%s\n' "$found"
@@ -346,7 +393,7 @@ main() {
   # --- download and check ------------------------------------------------------------------------
   printf 'Downloading docket %s for %s from %s\n' "$found" "$target" "$(shown "$base")"
   # Half an hour at most (123 MB at 70 KB/s), and no more than a binary can be.
-  download "$(url_of "$name")" "$tmp/$name" "${DOCKET_DOWNLOAD_SECONDS:-1800}" 1073741824 || die "cannot download $(shown "$(url_of "$name")")$(download_reason)"
+  download "$(url_of "$name")" "$tmp/$name" "$seconds" 1073741824 || die "cannot download $(shown "$(url_of "$name")")$(download_reason)"
   actual=$(sha256 "$tmp/$name")
   if [ "$actual" != "$expected" ]; then
     die "checksum mismatch for $name: SHA256SUMS says $expected, the download is $actual. Nothing was installed: the download is damaged or was tampered with. Try again; if it happens again, report it at $RELEASES"

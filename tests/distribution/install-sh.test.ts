@@ -431,8 +431,12 @@ describe("install.sh", () => {
       const dir = tempDir("bin");
       const slow = await install(["--dir", dir], { DOCKET_DOWNLOAD_URL: binary.url, DOCKET_DOWNLOAD_SECONDS: "2", PATH: fakeUname("Linux", "x86_64") });
       expect(slow.code).toBe(1);
-      expect(slow.stderr).toContain(`cannot download ${binary.url}/${fake.file} (curl: (28)`);
+      // curl's own bound or `timeout`'s, whichever comes first: the two are the same seconds.
+      expect(slow.stderr).toMatch(new RegExp(`cannot download ${binary.url}/${fake.file} \\((curl: \\(28\\)|it took longer than 2 seconds)`));
       expect(readdirSync(dir)).toEqual([]);
+      const odd = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: binary.url, DOCKET_DOWNLOAD_SECONDS: "10m" });
+      expect(odd.code).toBe(1);
+      expect(odd.stderr).toContain('DOCKET_DOWNLOAD_SECONDS must be a whole number of seconds from 1, like 1800; got "10m"');
     } finally {
       sums.stop();
       binary.stop();
@@ -448,7 +452,15 @@ describe("install.sh", () => {
     const failed = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: withSecrets.replace("/?", "/nosuch?") });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain(`cannot download http://…@${server.url.slice("http://".length)}/nosuch/SHA256SUMS?…`);
-    for (const text of [installed.stdout, installed.stderr, failed.stdout, failed.stderr]) {
+    // Without a scheme (curl takes it for http), with an @ in the password, or an address the tool cannot parse (it repeats it).
+    const host = server.url.slice("http://".length);
+    const bare = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: `deploy:S3cretT0ken@${host}/` });
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toContain(`from …@${host}`);
+    const at = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: `http://deploy:p@S3cret@${host}/` });
+    const unparsed = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: `http://deploy:S3cret@127.0.0.1:99999/rel?token=S3cretQuery#frag` });
+    expect(unparsed.code).toBe(1);
+    for (const text of [installed.stdout, installed.stderr, failed.stdout, failed.stderr, bare.stdout, bare.stderr, at.stdout, at.stderr, unparsed.stdout, unparsed.stderr]) {
       expect(text.includes("S3cret")).toBe(false);
     }
     expect(readFileSync(INSTALL_SH, "utf8")).toContain("--netrc-optional");
@@ -461,8 +473,15 @@ describe("install.sh", () => {
     const mirror = serveRelease(dir);
     try {
       expect(await install(["--resolve"], { DOCKET_DOWNLOAD_URL: mirror.url, PATH: fakeUname("Linux", "x86_64") })).toMatchObject({ code: 0, stdout: "0.10.0\n" });
+      // Pre-releases as semver orders them (checking tester, session 49): rc.10 above rc.2.
       writeFileSync(join(dir, "SHA256SUMS"), `${"a".repeat(64)}  docket-1.0.0-rc.2-linux-x64\n${"a".repeat(64)}  docket-1.0.0-rc.10-linux-x64\n${"a".repeat(64)}  docket-0.9.0-linux-x64\n`);
-      expect(await install(["--resolve"], { DOCKET_DOWNLOAD_URL: mirror.url, PATH: fakeUname("Linux", "x86_64") })).toMatchObject({ code: 0, stdout: "1.0.0-rc.2\n" });
+      expect(await install(["--resolve"], { DOCKET_DOWNLOAD_URL: mirror.url, PATH: fakeUname("Linux", "x86_64") })).toMatchObject({ code: 0, stdout: "1.0.0-rc.10\n" });
+      // Build metadata is no pre-release; names that are no version (v2.0.0, 1e3.0.0, 0x10.0.0) are passed over; numbers past awk's are compared digit by digit.
+      const names = ["1.0.0-rc.1", "1.0.0+build-5", "v2.0.0", "1e3.0.0", "0x10.0.0", "..", "99999999999999999998.0.0", "99999999999999999999.0.0"];
+      writeFileSync(join(dir, "SHA256SUMS"), names.map((v) => `${"a".repeat(64)}  docket-${v}-linux-x64\n`).join(""));
+      expect(await install(["--resolve"], { DOCKET_DOWNLOAD_URL: mirror.url, PATH: fakeUname("Linux", "x86_64") })).toMatchObject({ code: 0, stdout: "99999999999999999999.0.0\n" });
+      writeFileSync(join(dir, "SHA256SUMS"), ["1.0.0-rc.1", "1.0.0+build-5", "v2.0.0", ".."].map((v) => `${"a".repeat(64)}  docket-${v}-linux-x64\n`).join(""));
+      expect(await install(["--resolve"], { DOCKET_DOWNLOAD_URL: mirror.url, PATH: fakeUname("Linux", "x86_64") })).toMatchObject({ code: 0, stdout: "1.0.0+build-5\n" });
     } finally {
       mirror.stop();
     }

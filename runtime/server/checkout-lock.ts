@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { sqlitePathTooLong } from "../store/_sqlite-path.ts";
@@ -56,12 +56,20 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${tooLong}.`);
   }
   try {
-    // Created private before SQLite opens it: SQLite would create it world-readable.
-    closeSync(openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600));
+    // Created private before SQLite opens it: SQLite would create it world-readable. Never
+    // waiting (a FIFO there held every start in open() for good: checking tester, session 49),
+    // and only a file.
+    const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+    const regular = fstatSync(fd).isFile();
+    closeSync(fd);
+    if (!regular) throw new Error("it is no regular file (a FIFO, a device, a socket); remove it, and start again");
   } catch (error) {
     flock?.release();
     const owner = docketDirOwnerAdvice(root);
-    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space."}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    // A FIFO no one reads refuses a non-blocking open for writing: said as what it is.
+    const why = code === "ENXIO" ? "it is a FIFO (named pipe), no file; remove it, and start again" : error instanceof Error ? error.message : String(error);
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${why}.${owner || (code === undefined || code === "ENXIO" ? "" : " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space.")}`);
   }
   let db: Database | null = null;
   const take = () => {
@@ -77,7 +85,7 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
       take();
     } catch (error) {
       // serve.lock holds nothing but its lock: one that is no database (overwritten, a disk
-      // fault) is made again, never a start refused with advice about space (durability tester,
+      // fault, a header of a newer SQLite) is made again, never a start refused with advice about space (durability tester,
       // session 49). No server holds a file SQLite cannot read as its lock.
       if (!isNotDatabase(error)) throw error;
       (db as Database | null)?.close(false);
@@ -167,7 +175,8 @@ export function isBusy(error: unknown): boolean {
 /** SQLite read the lock file as no database of its own (random bytes, a file cut mid-page). */
 function isNotDatabase(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_NOTADB") || code.startsWith("SQLITE_CORRUPT"));
+  // SQLITE_READONLY too: a header whose read/write versions are of a newer SQLite (a damaged byte) opens read-only.
+  return typeof code === "string" && (code.startsWith("SQLITE_NOTADB") || code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_READONLY"));
 }
 
 /** The checkout's lock file could not be written (a read-only or full disk): the operator's to fix. */

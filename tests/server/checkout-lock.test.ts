@@ -38,6 +38,27 @@ describe("lockCheckout", () => {
       taken!.release();
     }
     expect(otherProcessTakes()).toBe("taken");
+    // A header a newer SQLite wrote (its read version past this one's): opened read-only, made again too.
+    const valid = lockCheckout(root)!;
+    valid.release();
+    const bytes = readFileSync(join(root, ".docket", "serve.lock"));
+    bytes[18] = 3;
+    writeFileSync(join(root, ".docket", "serve.lock"), bytes);
+    const again = lockCheckout(root);
+    expect(again).not.toBeNull();
+    again!.release();
+  });
+
+  test("a serve.lock that is a FIFO is refused at once, naming it, not a start held in open() for good (checking tester, session 49)", () => {
+    const lockPath = join(root, ".docket", "serve.lock");
+    rmSync(lockPath, { force: true });
+    expect(Bun.spawnSync(["mkfifo", lockPath]).exitCode).toBe(0);
+    try {
+      expect(() => lockCheckout(root)).toThrow("it is a FIFO (named pipe), no file; remove it, and start again.");
+    } finally {
+      rmSync(lockPath, { force: true });
+    }
+    expect(otherProcessTakes()).toBe("taken");
   });
 
   test("the lock holds when code of the holder's process opens and closes serve.lock and state.db (files.digest of .docket, a backup handler)", () => {

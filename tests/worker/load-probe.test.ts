@@ -100,7 +100,8 @@ describe("load probe", () => {
   });
 
   test("what a refused file's top level printed is in its detail for the server's log (its last words, as text); a client reads that it is there; a file that loads and prints adds nothing", async () => {
-    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
+    // 1.5 s: a file printing 5,000 lines outlasted 300 ms on a loaded machine (a CI run beside three testers).
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1500 });
     try {
       const exits = file("says-and-exits.ts", 'console.log("reading config");\nconsole.error("FATAL: \\x1b]0;title\\x07DEPLOY_TARGET is not set");\nprocess.exit(1);');
       const exited = (await check(probe, exits))!;

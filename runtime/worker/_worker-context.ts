@@ -60,8 +60,12 @@ export interface WorkerContextOptions {
   spawn?: Spawner;
   /** Milliseconds for the batching delay (default `performance.now`); tests hold it still. */
   now?: () => number;
-  /** The mask of its texts, holding the task's secrets (and those of the tasks its worker ran last); default: the task's alone. */
-  mask?: SecretMask;
+  /**
+   * The long one-line secrets of the tasks its worker ran last (OTHERS_MIN_LENGTH), masked in this
+   * task's texts too, where they appear whole (never held back as a secret's start, never read
+   * as a number): a module-level variable keeps what an earlier task put there.
+   */
+  others?: SecretMask;
 }
 
 /** A child's TERM → KILL wait when none is given: short, so that a cancelled handler still ends on its own. */
@@ -78,8 +82,10 @@ export interface WorkerContext {
   cancelRequested(): boolean;
   /** The task ended: later calls from a stray callback are dropped instead of posted. */
   close(): void;
-  /** `text` with the task's secret values masked (what a thrown value's detail gets before it is cut). */
+  /** `text` with the task's secret values masked (what a thrown value's detail gets before it is cut), and other tasks' whole. */
   mask(text: string): string;
+  /** A value with other tasks' secrets masked where whole (a CapabilityError's context; its own are masked on the main thread). */
+  maskValue<T>(value: T): T;
   /**
    * What a console method of the task's code printed to `stream` (console.log: stdout), as log
    * lines at `level`. A secret begun by a write to that stream whose start it holds back
@@ -107,12 +113,17 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   // from the mask only for the store to strip it and join the secret again; cutting goes last, so
   // that it never splits a secret or an escape sequence. `line` is for one-line texts, `block`
   // for multi-line ones (stream chunks, diagnostic messages), as the store sanitizes them.
-  const mask = options.mask ?? createSecretMask(task.secrets ?? []);
-  const line = (value: unknown) => mask.text(sanitizeLine(maskedBeforeSafe(String(value), mask.text)));
+  const mask = createSecretMask(task.secrets ?? []);
+  // Other tasks' secrets, whole only: a prefix held back, or a short value blanked, would tell
+  // this task's caller what another caller's secret begins with or is (checking tester, session 49).
+  const others = options.others;
+  const whole = others === undefined ? (text: string) => text : (text: string) => others.text(text);
+  const own = (text: string) => whole(mask.text(text));
+  const line = (value: unknown) => own(sanitizeLine(maskedBeforeSafe(String(value), mask.text)));
   // A number of an event that is a sensitive number of the input (a PIN given as a progress count):
   // the event's numbers are not text to mask, so such a one is left out, as "unknown" (null).
   const visible = (n: number | null) => (n !== null && mask.secrets.length > 0 && isSecretNumber(n, mask.text) ? null : n);
-  const block = (value: unknown) => mask.text(sanitizeText(maskedBeforeSafe(String(value), mask.text)));
+  const block = (value: unknown) => own(sanitizeText(maskedBeforeSafe(String(value), mask.text)));
   let pending: EventDraft[] = [];
   let pendingUnits = 0;
   let scheduled = false;
@@ -156,18 +167,19 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   const heldOutput = new Map<"stdout" | "stderr", string>();
   const output = (stream: "stdout" | "stderr", text: string) => {
     // Once the task ended nothing would let a held tail go: a stray callback's write goes whole.
-    if (closed || mask.secrets.length === 0) return post({ type: "output", stream, text: mask.text(text) });
+    if (closed || mask.secrets.length === 0) return post({ type: "output", stream, text: own(text) });
     const raw = (heldOutput.get(stream) ?? "") + text;
     const cut = heldBackFrom(raw, mask);
     if (cut < raw.length) heldOutput.set(stream, raw.slice(cut));
     else heldOutput.delete(stream);
-    if (cut > 0) post({ type: "output", stream, text: mask.text(raw.slice(0, cut)) });
+    if (cut > 0) post({ type: "output", stream, text: own(raw.slice(0, cut)) });
   };
   /** A stream's text as events: a huge one as several, so that no event outgrows a live-channel frame. */
-  const streamPieces = (name: string, whole: string) => {
-    for (let at = 0; at < whole.length; ) {
-      const end = pieceEnd(whole, at);
-      emit({ type: "execution.stream", data: { name, chunk: whole.slice(at, end) } });
+  const streamPieces = (name: string, text: string) => {
+    const all = whole(text);
+    for (let at = 0; at < all.length; ) {
+      const end = pieceEnd(all, at);
+      emit({ type: "execution.stream", data: { name, chunk: all.slice(at, end) } });
       at = end;
     }
   };
@@ -273,12 +285,13 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
       // An escape it never finished is dropped: what it would have done is unknown.
       for (const [name, text] of heldStreams) streamPieces(name, block(text.slice(0, text.length - unfinishedEscapeLength(text))));
       heldStreams.clear();
-      for (const [stream, text] of heldOutput) post({ type: "output", stream, text: mask.text(text) });
+      for (const [stream, text] of heldOutput) post({ type: "output", stream, text: own(text) });
       heldOutput.clear();
       flush();
       closed = true;
     },
-    mask: mask.text,
+    mask: own,
+    maskValue: (value) => (others === undefined ? value : others.value(value)),
     print(stream, text, level) {
       const held = heldStreams.get(stream);
       const across = held === undefined ? null : maskAcross(held, text, mask);

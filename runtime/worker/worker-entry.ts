@@ -38,6 +38,13 @@ import { setProcessStartedMs } from "../capability/_process-started.ts";
 
 /** How many tasks' secrets a worker keeps masking in output no task owns. */
 const RECENT_MASKS = 16;
+
+/**
+ * The shortest secret of another task masked in a task's texts. Only whole, one-line values this
+ * long: a shorter one (a PIN, "main") blanked ordinary words of every caller on the worker, and
+ * told them that some caller's secret was that word (checking tester, session 49).
+ */
+const OTHERS_MIN_LENGTH = 12;
 // Taken before any capability loads: a handler that replaced process.memoryUsage would otherwise
 // answer the memory watchdog's question itself, and stay under any limit (docs/containment.md).
 const memoryUsage = process.memoryUsage.bind(process);
@@ -119,9 +126,18 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   // Their secrets, kept to make one mask of them all (longest first, so that one task's secret
   // holding another's is masked whole, not in part): made when needed, and kept until the next task.
   const recentSecrets: string[][] = [];
-  let recentMask: SecretMask | null = null;
-  const maskOfRecent = () => (recentMask ??= createSecretMask(recentSecrets.flat()));
-  const maskRecent = (text: string) => maskOfRecent().text(text);
+  let recentMask: ((text: string) => string) | null = null;
+  const maskRecent = (text: string) => (recentMask ??= createSecretMask(recentSecrets.flat()).text)(text);
+  // Their long one-line secrets, masked where whole in every task's texts (see othersMask); made
+  // when they change.
+  let othersOfRecent: SecretMask | null | undefined;
+  const othersMask = (): SecretMask | undefined => {
+    if (othersOfRecent === undefined) {
+      const long = [...new Set(recentSecrets.flat())].filter((secret) => secret.length >= OTHERS_MIN_LENGTH && !/[\r\n]/.test(secret));
+      othersOfRecent = long.length === 0 ? null : createSecretMask(long);
+    }
+    return othersOfRecent ?? undefined;
+  };
   // What handler code prints is its execution's log, or the process's output (masked) when no
   // running execution owns the code printing: never another task's log.
   captureConsole(
@@ -291,11 +307,12 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // hundreds of MiB (_secret-index.ts). The newest task's are always kept.
       while (recentSecrets.length > RECENT_MASKS || (recentSecrets.length > 1 && unitsOf(recentSecrets.flat()) > AUTOMATON_MAX_UNITS / 4)) recentSecrets.shift();
       recentMask = null;
+      othersOfRecent = undefined;
     }
-    // Its texts are masked with the secrets of the tasks that ran here last too, its own among them:
+    // Its texts are masked with the long secrets of the tasks that ran here last too, where whole:
     // a module-level variable keeps what an earlier task put there (a client made with the first
     // caller's token), and this task's log showed it in clear (containment tester, session 49).
-    const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn, mask: recentSecrets.length > 0 ? maskOfRecent() : undefined });
+    const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn, others: othersMask() });
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes, environment: (task.secrets?.length ?? 0) > 0 ? environmentBefore() : null };
     // What work an earlier task left running changed meanwhile is not this task's to meet.
     if (lastCapability !== null && task.entry !== "load") {
@@ -730,7 +747,7 @@ function classify(error: unknown, context: WorkerContext): TaskError {
         // Made safe to print here, before the secrets are masked out of them (on the main thread):
         // a bell inside a secret, removed after the mask, would show the secret whole.
         message: sanitizeLine(maskedBeforeSafe(String(error.message), context.mask)),
-        context: jsonSafe(error.context),
+        context: context.maskValue(jsonSafe(error.context)),
         ...(error.retryability === undefined ? {} : { retryability: error.retryability }),
         ...(error.suggestion === undefined ? {} : { suggestion: sanitizeLine(maskedBeforeSafe(String(error.suggestion), context.mask)) }),
         ...(certainty === "applied" || certainty === "not_applied" ? { outcome_certainty: certainty } : {}),

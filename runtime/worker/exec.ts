@@ -59,6 +59,9 @@ export function createExec(host: ExecHost): Exec {
   async function exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     checkArgv(argv);
     checkOptions(options);
+    // Its stdin as bytes, encoded (or copied) here, before anything is awaited: what the caller
+    // does to its buffer once the call returned its promise is not what the child reads.
+    const stdin = stdinBytes(options.stdin);
     const command = describeCommand(argv);
     const maxBytes = checkMaxBytes(options.maxOutputBytes);
     const cwd = await resolveCwd(host.root, options.cwd);
@@ -69,8 +72,7 @@ export function createExec(host: ExecHost): Exec {
     const started = performance.now();
     const stdout = new Capture("stdout", maxBytes, options.stream === false ? null : host.progress, host.holdBack ?? 0);
     const stderr = new Capture("stderr", maxBytes, options.stream === false ? null : host.progress, host.holdBack ?? 0);
-    // Its stdin as bytes, encoded here (not on the server's main thread), handed over a part at a time.
-    const stdin = stdinBytes(options.stdin);
+    // Handed over a part at a time, from this thread (not the server's main thread).
     const request: SpawnRequest = { argv: [...argv], cwd, env: options.env ? { ...options.env } : null, stdin: stdin === null ? null : stdin.slice(0, STDIN_PART_BYTES), stdinMore: stdin !== null && stdin.byteLength > STDIN_PART_BYTES };
     let stdinAt = STDIN_PART_BYTES;
     const moreStdin = async () => (stdin === null || stdinAt >= stdin.byteLength ? null : stdin.slice(stdinAt, (stdinAt += STDIN_PART_BYTES)));
@@ -339,12 +341,18 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * A stdin given to ctx.exec as a plain Uint8Array over its bytes, never a Buffer: each part is
- * taken with Uint8Array's `slice`, a copy (a Buffer's `slice` is a view, and a view crosses to
- * another thread with its whole buffer).
+ * A stdin given to ctx.exec as a plain Uint8Array of its bytes as they are at the call, never a
+ * Buffer: each part is taken with Uint8Array's `slice`, a copy (a Buffer's `slice` is a view, and
+ * a view crosses to another thread with its whole buffer). Bytes are copied at the call: handed
+ * over a part at a time, a buffer wiped (`key.fill(0)`) or transferred after the call reached the
+ * child changed or cut short, with no error (checking tester, session 49).
  */
 function stdinBytes(stdin: ExecOptions["stdin"]): Uint8Array | null {
   if (stdin === undefined || stdin === null) return null;
-  const view: ArrayBufferView = typeof stdin === "string" ? Buffer.from(stdin) : (stdin as ArrayBufferView);
-  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  if (typeof stdin === "string") {
+    const encoded = Buffer.from(stdin);
+    return new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.byteLength);
+  }
+  const view = stdin as ArrayBufferView;
+  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();
 }

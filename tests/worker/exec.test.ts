@@ -58,13 +58,16 @@ import * as v from "valibot";
 import { createHash } from "node:crypto";
 export default capability({
   id: "test.exec-stdin", title: "Large stdin", description: "Pipes a large stdin to a command.", effect: "read",
-  input: v.object({ argv: v.array(v.string()), chars: v.number(), view: v.optional(v.boolean()) }),
+  input: v.object({ argv: v.array(v.string()), chars: v.number(), view: v.optional(v.boolean()), wipe: v.optional(v.boolean()) }),
   output: v.object({ stdout: v.string(), sha256: v.string(), bytes: v.number() }),
   async handler(input, ctx) {
     const whole = Buffer.alloc(input.chars + 200, "x");
     const stdin = input.view ? whole.subarray(100, 100 + input.chars) : "é".repeat(input.chars);
     const bytes = Buffer.from(stdin);
-    const result = await ctx.exec(input.argv, { stdin, stream: false });
+    const running = ctx.exec(input.argv, { stdin, stream: false });
+    // Wiped once handed over: the child reads what it held at the call.
+    if (input.wipe) whole.fill(0);
+    const result = await running;
     return { stdout: result.stdout.trim(), sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.byteLength };
   },
 });
@@ -306,6 +309,11 @@ describe("ctx.exec", () => {
     expect((head.output as { stdout: string }).stdout.startsWith("éé")).toBe(true);
     const view = await terminal(start("test.exec-stdin", { argv: ["wc", "-c"], chars: 3 * 1024 * 1024 + 1, view: true }));
     expect(view).toMatchObject({ state: "succeeded", output: { stdout: String(3 * 1024 * 1024 + 1) } });
+    // A buffer wiped after the call: the child reads it as it was at the call (checking tester, session 49).
+    const wiped = await terminal(start("test.exec-stdin", { argv: ["sha256sum"], chars: 2 * 1024 * 1024, view: true, wipe: true }));
+    expect(wiped.state).toBe("succeeded");
+    const after = wiped.output as { stdout: string; sha256: string };
+    expect(after.stdout.split(" ")[0]).toBe(after.sha256);
   });
 
   test("ctx.exec: cancel ends the child's group, and a child ignoring TERM is killed after the grace", async () => {

@@ -55,37 +55,46 @@ have() {
 download() { # url file seconds bytes
   download_error=""
   # The whole try bounded by `timeout` where the system has it (coreutils, BusyBox): wget has no
-  # bound of its own on a download that goes on slowly.
+  # bound of its own on a download that goes on slowly. In the foreground where it can be (GNU's):
+  # in a process group of its own, Ctrl-C reached only the script, which waited the bound out.
   within=""
-  if have timeout; then within="timeout $3"; fi
-  rc=0
+  if timeout --foreground 1 true >/dev/null 2>&1; then within="timeout --foreground $3"
+  elif have timeout; then within="timeout $3"; fi
+  # What comes is cut one byte past the size it may have, as it comes (a server streaming on,
+  # whatever it announced, wrote gigabytes first): the tool stops when nothing reads on. Its exit
+  # status is kept in a file (set -e ends a failing pipeline's group; sh has no pipefail).
+  : >"$tmp/download-rc"
   if [ "$downloader" = curl ]; then
     # 15 s to connect; a try slower than 1 KiB/s for 30 s ends; only what curl takes for
-    # passing (a timeout, a 5xx) is tried again, twice, within the same $3 seconds in all
-    # (--max-time alone bounds each try); -g: brackets and braces of a query are no pattern; the
-    # user's ~/.netrc is read, for a mirror that asks who it is.
-    $within curl -gfsSL --netrc-optional --connect-timeout 15 --speed-limit 1024 --speed-time 30 --max-time "$3" --retry-max-time "$3" --max-filesize "$4" --retry 2 -o "$2" "$1" 2>"$tmp/download-error" || rc=$?
+    # passing (a timeout, a 5xx) is tried again — twice under `timeout`, which bounds the tries
+    # together; without it, one try (each gets the whole --max-time); -g: brackets and braces of
+    # a query are no pattern; the user's ~/.netrc is read, for a mirror that asks who it is.
+    retries=0
+    if [ -n "$within" ]; then retries=2; fi
+    { $within curl -gfsSL --netrc-optional --connect-timeout 15 --speed-limit 1024 --speed-time 30 --max-time "$3" --max-filesize "$4" --retry "$retries" -o - "$1" 2>"$tmp/download-error" && echo 0 >"$tmp/download-rc" || echo $? >"$tmp/download-rc"; } | head -c "$(($4 + 1))" >"$2"
   elif [ "$downloader" = busybox-wget ]; then
     # BusyBox's wget takes none of GNU wget's long options, and its -T (timeout) crashes in
     # Debian's 1.35: the plain download, quiet but for its errors.
-    $within wget -q -O "$2" "$1" 2>"$tmp/download-error" || rc=$?
+    { $within wget -q -O - "$1" 2>"$tmp/download-error" && echo 0 >"$tmp/download-rc" || echo $? >"$tmp/download-rc"; } | head -c "$(($4 + 1))" >"$2"
   else
     # 30 s to resolve, to connect, and between any two reads; three tries in all.
-    $within wget --tries=3 --timeout=30 --progress=dot:mega -O "$2" "$1" 2>"$tmp/download-error" || rc=$?
+    { $within wget --tries=3 --timeout=30 --progress=dot:mega -O - "$1" 2>"$tmp/download-error" && echo 0 >"$tmp/download-rc" || echo $? >"$tmp/download-rc"; } | head -c "$(($4 + 1))" >"$2"
   fi
-  # Past the size it may have (a server that streams on, whatever it announced): refused too.
-  if [ "$rc" = 0 ] && [ "$(wc -c <"$2")" -le "$4" ]; then return 0; fi
-  if [ "$rc" = 0 ]; then echo "it is larger than $4 bytes" >"$tmp/download-error"
-  elif [ "$rc" = 124 ]; then echo "it took longer than $3 seconds" >"$tmp/download-error"; fi
+  rc=$(cat "$tmp/download-rc")
+  if [ "$(wc -c <"$2")" -gt "$4" ]; then echo "it is larger than $4 bytes" >"$tmp/download-error"; rc=1
+  elif [ "$rc" = 0 ]; then return 0
+  # 124: coreutils' timeout; 143: BusyBox's, which ends the tool with TERM.
+  elif [ "$rc" = 124 ] || [ "$rc" = 143 ]; then echo "it took longer than $3 seconds" >"$tmp/download-error"; fi
   # The last line that says something, without wget's timestamp and speed, and without a user,
   # password or query of an address in it (GNU wget repeats one it cannot parse).
   download_error=$(awk 'NF { last = $0 } END { print last }' "$tmp/download-error" | sed 's/^[0-9][0-9-]* [0-9:]* //; s/^([^)]*) - //' | scrub)
   return 1
 }
 
-# Text with what looks like the user and password of an address, and its query, left out.
+# Text with what looks like the user and password of an address (up to its last @ before a
+# query), and anything after a `?`, left out.
 scrub() {
-  sed 's#\(://\)[^/ ]*@#\1…@#g; s#^[^/ ]*@#…@#; s#\([?][^ )]*\)#?…#g'
+  sed 's#\(://\)[^?# ]*@#\1…@#g; s#^[^?# ]*@#…@#; s#[?].*#?…#'
 }
 
 # " (what the download tool said)", or nothing when it said nothing.
@@ -103,7 +112,7 @@ url_of() { # file
 # An address as it is printed: a user and password in it (up to its last @, with or without a
 # scheme), and its query, left out.
 shown() { # url
-  printf '%s' "$1" | sed 's#^\([A-Za-z][A-Za-z0-9+.-]*://\)\{0,1\}[^/]*@#\1…@#; s#?.*#?…#'
+  printf '%s' "$1" | sed 's#^[[:space:]]*\([A-Za-z][A-Za-z0-9+.-]*://\)\{0,1\}[^?#]*@#\1…@#; s#?.*#?…#'
 }
 
 download_reason() {
@@ -206,7 +215,8 @@ main() {
     esac
   done
 
-  version="${version#v}"
+  # v0.1.0 is 0.1.0; a v before anything else is no version (vlatest is not latest).
+  case "$version" in v[0-9]*) version="${version#v}" ;; esac
   case "$version" in
     latest) ;;
     "" | [!0-9]* | *[!0-9A-Za-z.+-]*) die "\"$version\" is not a version; give one like 0.1.0, or latest" ;;
@@ -262,9 +272,13 @@ main() {
 
   # --- where from --------------------------------------------------------------------------------
   if [ -n "${DOCKET_DOWNLOAD_URL:-}" ]; then
-    # A fragment is the browser's, never sent; every trailing slash goes (…/rel// → …/rel).
+    # A fragment is the browser's, never sent; every trailing slash of the path goes (…/rel// →
+    # …/rel), none of a query (…/?token=abc/ keeps its value).
     base="${DOCKET_DOWNLOAD_URL%%#*}"
+    query=""
+    case "$base" in *\?*) query="?${base#*\?}"; base="${base%%\?*}" ;; esac
     while [ "${base%/}" != "$base" ]; do base="${base%/}"; done
+    base="$base$query"
   elif [ "$version" = latest ]; then
     base="$RELEASES/latest/download"
   else
@@ -273,8 +287,10 @@ main() {
 
   seconds="${DOCKET_DOWNLOAD_SECONDS:-1800}"
   case "$seconds" in
-    "" | *[!0-9]* | 0*) die "DOCKET_DOWNLOAD_SECONDS must be a whole number of seconds from 1, like 1800; got \"$seconds\"" ;;
+    "" | *[!0-9]* | 0*) die "DOCKET_DOWNLOAD_SECONDS must be a whole number of seconds from 1 to 86400, like 1800; got \"$seconds\"" ;;
   esac
+  # A day at most (curl refuses numbers past its own bound, after SHA256SUMS came).
+  if [ ${#seconds} -gt 5 ] || [ "$seconds" -gt 86400 ]; then die "DOCKET_DOWNLOAD_SECONDS must be a whole number of seconds from 1 to 86400, like 1800; got \"$seconds\""; fi
 
   # --- what it needs, before any download --------------------------------------------------------
   if have curl; then downloader=curl

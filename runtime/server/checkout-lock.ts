@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { sqlitePathTooLong } from "../store/_sqlite-path.ts";
@@ -62,14 +62,19 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
     const regular = fstatSync(fd).isFile();
     closeSync(fd);
-    if (!regular) throw new Error("it is no regular file (a FIFO, a device, a socket); remove it, and start again");
+    if (!regular) throw Object.assign(new Error(`it ${oddFile(path) ?? "is no regular file"}; remove it, and start again`), { code: "ODD_FILE" });
+    // SQLite's journal beside it is opened too, blocking: a FIFO there held every start as well.
+    const journal = oddFile(`${path}-journal`);
+    if (journal !== null) throw Object.assign(new Error(`${path}-journal ${journal}; remove it, and start again`), { code: "ODD_FILE" });
   } catch (error) {
     flock?.release();
     const owner = docketDirOwnerAdvice(root);
     const code = (error as NodeJS.ErrnoException).code;
-    // A FIFO no one reads refuses a non-blocking open for writing: said as what it is.
-    const why = code === "ENXIO" ? "it is a FIFO (named pipe), no file; remove it, and start again" : error instanceof Error ? error.message : String(error);
-    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${why}.${owner || (code === undefined || code === "ENXIO" ? "" : " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space.")}`);
+    // A FIFO no one reads (or a socket) refuses a non-blocking open for writing; a folder EISDIR: said as what each is.
+    const odd = code === "ENXIO" || code === "EISDIR" ? oddFile(path) : null;
+    const why = odd !== null ? `it ${odd}; remove it, and start again` : error instanceof Error ? error.message : String(error);
+    const told = odd !== null || code === undefined || code === "ODD_FILE";
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${why}.${owner || (told ? "" : " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space.")}`);
   }
   let db: Database | null = null;
   const take = () => {
@@ -170,6 +175,22 @@ function pause(ms: number): void {
 export function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+/** What stands at `path` when it is there and no regular file ("is a FIFO (named pipe), no file"), else null. */
+function oddFile(path: string): string | null {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return null;
+  }
+  if (stat.isFile()) return null;
+  if (stat.isFIFO()) return "is a FIFO (named pipe), no file";
+  if (stat.isSocket()) return "is a socket, no file";
+  if (stat.isDirectory()) return "is a folder, no file";
+  if (stat.isSymbolicLink()) return "is a symbolic link, which docket does not follow there";
+  return "is a device, no file";
 }
 
 /** SQLite read the lock file as no database of its own (random bytes, a file cut mid-page). */

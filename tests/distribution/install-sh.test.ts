@@ -434,9 +434,18 @@ describe("install.sh", () => {
       // curl's own bound or `timeout`'s, whichever comes first: the two are the same seconds.
       expect(slow.stderr).toMatch(new RegExp(`cannot download ${binary.url}/${fake.file} \\((curl: \\(28\\)|it took longer than 2 seconds)`));
       expect(readdirSync(dir)).toEqual([]);
+      // Streamed with no length announced: cut as it comes, and refused (checking tester, session 49: 300 MB reached TMPDIR first).
+      const streamed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(new ReadableStream({ pull(controller) { controller.enqueue(new Uint8Array(64 * 1024).fill(48)); } })) });
+      try {
+        const cut = await install(["--resolve"], { DOCKET_DOWNLOAD_URL: `http://127.0.0.1:${streamed.port}` });
+        expect(cut.code).toBe(1);
+        expect(cut.stderr).toContain("(it is larger than 1048576 bytes)");
+      } finally {
+        streamed.stop(true);
+      }
       const odd = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: binary.url, DOCKET_DOWNLOAD_SECONDS: "10m" });
       expect(odd.code).toBe(1);
-      expect(odd.stderr).toContain('DOCKET_DOWNLOAD_SECONDS must be a whole number of seconds from 1, like 1800; got "10m"');
+      expect(odd.stderr).toContain('DOCKET_DOWNLOAD_SECONDS must be a whole number of seconds from 1 to 86400, like 1800; got "10m"');
     } finally {
       sums.stop();
       binary.stop();
@@ -448,7 +457,7 @@ describe("install.sh", () => {
     const withSecrets = server.url.replace("http://", "http://deploy:S3cretT0ken@") + "/?token=S3cretQuery";
     const installed = await install(["--dir", dir], { DOCKET_DOWNLOAD_URL: withSecrets });
     expect(installed.code).toBe(0);
-    expect(installed.stdout).toContain(`from http://…@${server.url.slice("http://".length)}/?…`);
+    expect(installed.stdout).toContain(`from http://…@${server.url.slice("http://".length)}?…`);
     const failed = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: withSecrets.replace("/?", "/nosuch?") });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain(`cannot download http://…@${server.url.slice("http://".length)}/nosuch/SHA256SUMS?…`);
@@ -460,7 +469,10 @@ describe("install.sh", () => {
     const at = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: `http://deploy:p@S3cret@${host}/` });
     const unparsed = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: `http://deploy:S3cret@127.0.0.1:99999/rel?token=S3cretQuery#frag` });
     expect(unparsed.code).toBe(1);
-    for (const text of [installed.stdout, installed.stderr, failed.stdout, failed.stderr, bare.stdout, bare.stderr, at.stdout, at.stderr, unparsed.stdout, unparsed.stderr]) {
+    // A / in the password (base64), a space before the address (a quoted YAML value).
+    const slash = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: `http://usr:pa/S3cret8@${host}/nope` });
+    const spaced = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: ` http://usr:S3cret11@${host}/nope` });
+    for (const text of [installed.stdout, installed.stderr, failed.stdout, failed.stderr, bare.stdout, bare.stderr, at.stdout, at.stderr, unparsed.stdout, unparsed.stderr, slash.stderr, spaced.stderr]) {
       expect(text.includes("S3cret")).toBe(false);
     }
     expect(readFileSync(INSTALL_SH, "utf8")).toContain("--netrc-optional");

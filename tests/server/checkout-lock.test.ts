@@ -61,6 +61,25 @@ describe("lockCheckout", () => {
     expect(otherProcessTakes()).toBe("taken");
   });
 
+  test("a FIFO as serve.lock's journal, a socket or a folder as serve.lock are refused at once, each named as what it is (checking tester, session 49)", () => {
+    const lockPath = join(root, ".docket", "serve.lock");
+    lockCheckout(root)?.release();
+    expect(Bun.spawnSync(["mkfifo", `${lockPath}-journal`]).exitCode).toBe(0);
+    try {
+      expect(() => lockCheckout(root)).toThrow("serve.lock-journal is a FIFO (named pipe), no file; remove it, and start again.");
+    } finally {
+      rmSync(`${lockPath}-journal`, { force: true });
+    }
+    rmSync(lockPath, { force: true });
+    mkdirSync(lockPath);
+    try {
+      expect(() => lockCheckout(root)).toThrow("it is a folder, no file; remove it, and start again.");
+    } finally {
+      rmSync(lockPath, { recursive: true, force: true });
+    }
+    expect(otherProcessTakes()).toBe("taken");
+  });
+
   test("the lock holds when code of the holder's process opens and closes serve.lock and state.db (files.digest of .docket, a backup handler)", () => {
     const lock = lockCheckout(root)!;
     expect(lock).not.toBeNull();

@@ -12,8 +12,8 @@ import { statSync, type Stats } from "node:fs";
  * - the write-ahead log (`<db>-wal`) removed or replaced: commits go on into a log no path names,
  *   and a crash loses everything since the last checkpoint. A server stopped cleanly copies that
  *   log into the database first, so the message says to stop it that way;
- * - the log cut shorter in place than the store's own last commit or checkpoint left it
- *   (`truncate -s 0 state.db-wal`): the frames it held are gone, and SQLite, writing on at its
+ * - the log cut shorter in place than the store's own last commit or checkpoint left it, and
+ *   below its own bound (`truncate -s 0 state.db-wal`): the frames it held are gone, and SQLite, writing on at its
  *   offsets, leaves a log no restart reads. Copied into the database (a checkpoint, the clean
  *   stop's), its missing frames would be pages of zeros: `logCut()` says so, and the store then
  *   neither checkpoints nor copies it at close (durability tester, session 49).
@@ -23,7 +23,7 @@ import { statSync, type Stats } from "node:fs";
  * after each commit and checkpoint of the store's own, notes the size it left the file at: a
  * file cut shorter than that later is noticed at the next write, however much it had grown.
  */
-export function storeFileIdentity(path: string): { changed: () => string | null; settled: () => void; logCut: () => boolean } {
+export function storeFileIdentity(path: string, logLimit: () => number = () => Number.POSITIVE_INFINITY): { changed: () => string | null; settled: () => void; logCut: () => boolean } {
   const opened = statSync(path);
   let largest = opened.size;
   const logPath = `${path}-wal`;
@@ -57,7 +57,10 @@ export function storeFileIdentity(path: string): { changed: () => string | null;
     if (nowLog === null || !sameFile(nowLog, log)) {
       return `${logPath}, the store's write-ahead log, was ${nowLog === null ? "removed" : "replaced by another file"} while this server ran: what the store commits now goes to a log no restart would read, and a crash would lose it, so it admits nothing new. Stop docket serve cleanly (Ctrl-C or SIGTERM: it copies the log it still holds into ${path} first, and nothing acknowledged is lost) and start it again`;
     }
-    if (cut || nowLog.size < logSize) {
+    // Below the log's own bound (`journal_size_limit`, logLimit) too: SQLite itself cuts the log
+    // back to that bound when it starts it over, in any write of the store's (an expiry pass
+    // among them), which a healthy server then reported as cut (checking tester, session 49).
+    if (cut || (nowLog.size < logSize && nowLog.size < logLimit())) {
       cut = true;
       return `${logPath}, the store's write-ahead log, was cut from ${logSize} to ${nowLog.size} bytes while this server ran (emptied or truncated in place by something else): the executions it committed since its last checkpoint are gone from the disk, so it admits nothing new, and it will not copy that log into ${path} (its missing part would damage the file). Stop docket serve and start it again: it opens ${path} as its last checkpoint left it`;
     }

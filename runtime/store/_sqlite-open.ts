@@ -20,6 +20,9 @@ export interface OpenFile {
   writer: WriteBehind;
   /** The write-ahead log was cut in place by something else: it must not be copied into the file (_sqlite-file-identity.ts). */
   logCut: () => boolean;
+  /** Why the files are not the ones opened, or null; and, after a write of the store's own outside the writer, its sizes noted (_sqlite-file-identity.ts). */
+  fileGone: () => string | null;
+  filesSettled: () => void;
 }
 
 /** Options of {@link openStoreFile}. */
@@ -72,7 +75,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
     // Before anything of the file is loaded or written: the log a crash left is copied in first.
     const logBound = createLogBound(db, path);
     const tables = prepareTables(db);
-    const identity = storeFileIdentity(path);
+    const identity = storeFileIdentity(path, () => logBound.markBytes());
     const writer = createWriteBehind({
       db,
       tables,
@@ -92,7 +95,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       fileGone: identity.changed,
       filesSettled: identity.settled,
     });
-    return { db, tables, writer, logCut: identity.logCut };
+    return { db, tables, writer, logCut: identity.logCut, fileGone: identity.changed, filesSettled: identity.settled };
   } catch (error) {
     db?.close(false);
     throw asFileError(path, error);

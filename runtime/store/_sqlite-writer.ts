@@ -457,6 +457,9 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
    * again, while the copy needs only what the data itself lacks.
    */
   function emptyLog(): void {
+    // Files that are not the store's any more are not copied in (a log cut under it would put
+    // pages of zeros into the database): a clean stop copies a log that is whole.
+    if (options.fileGone?.()) return;
     try {
       options.logBound?.empty();
       options.filesSettled?.();

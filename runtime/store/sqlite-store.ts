@@ -111,7 +111,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   // Set by the first read that found the file damaged (readingFile): it stays until a restart.
   let damaged: StorageFault | null = null;
   const faultListeners = new Set<() => void>();
-  const { db, tables, writer, logCut } = openStoreFile({
+  const { db, tables, writer, logCut, fileGone, filesSettled } = openStoreFile({
     path,
     limits,
     onPersistError: reportPersistError,
@@ -478,9 +478,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function expireDetails(): number {
     open();
     writer.flush();
+    // A store that cannot write expires nothing either: its own transaction would write into a
+    // log cut under it, which a stop then copied into the file (checking tester, session 49).
+    if (writer.fault() !== null || fileGone() !== null) return 0;
     sweep();
     const cutoff = new Date(clock().getTime() - limits.details_retention_ms).toISOString();
-    return expireFinished(db, tables, entries, cutoff, options.artifactsHeld ?? (() => false));
+    const expired = expireFinished(db, tables, entries, cutoff, options.artifactsHeld ?? (() => false));
+    filesSettled();
+    return expired;
   }
 
   /**

@@ -161,7 +161,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   /** Set while a slot's worker is retired (retire), which is not counted as a replacement. */
   let retiring = false;
   let closed = false;
-  /** Threads of terminated workers that have not ended after stuckAfterMs (watchEnding). */
+  /** Threads of terminated workers that have not ended (watchEnding); `stuck`, those still there after stuckAfterMs. */
+  const ending = new Set<Worker>();
   const stuck = new Set<Worker>();
   const stuckAfterMs = options.stuckAfterMs ?? STUCK_AFTER_MS;
   const maxStuckThreads = options.maxStuckThreads ?? MAX_STUCK_THREADS;
@@ -585,7 +586,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    * a process an earlier task left running on purpose is not this task's.
    */
   function replaceJobWorker(slot: Slot, job: Job): void {
-    replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
+    replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt), job.task.capability);
   }
 
   /**
@@ -604,11 +605,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    * its lane. Unreferenced, such a thread does not keep the process from exiting either. The
    * processes its thread started (those since `childrenSince`, epoch ms, when given) are killed.
    */
-  function replaceWorker(slot: Slot, childrenSince?: number): void {
+  function replaceWorker(slot: Slot, childrenSince?: number, capability?: string): void {
     const old = slot.worker;
     const thread = slot.thread;
-    watchEnding(old, slot.lane);
-    if (stuck.size >= maxStuckThreads) slot.suspend(stuckReason());
+    watchEnding(old, slot.lane, capability ?? slot.job?.task.capability ?? null);
+    // Every thread told to end and not ended yet counts, stuck or not yet known to be: a burst of
+    // replacements inside the 5 s before any counted as stuck went to 64 (checking tester, session 49).
+    if (ending.size > maxStuckThreads) slot.suspend(stuckReason());
     else slot.replace();
     old.unref();
     void old.terminate().catch(() => undefined);
@@ -622,21 +625,33 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    * log, counted against maxStuckThreads, and once it ends after all, a lane suspended for them
    * runs again.
    */
-  function watchEnding(worker: Worker, lane: Lane): void {
-    let ended = false;
+  function watchEnding(worker: Worker, lane: Lane, capability: string | null): void {
+    ending.add(worker);
     const timer = setTimeout(() => {
-      if (ended || closed) return;
+      if (!ending.has(worker) || closed) return;
       stuck.add(worker);
-      report(`A ${lane} worker terminated ${Math.round(stuckAfterMs / 1000)} s ago has not ended: its thread is blocked in a call no termination interrupts (a read of a FIFO, a pipe or a terminal no one writes to, a lock), and keeps what its handler held until that call returns. ${stuck.size} such thread${stuck.size === 1 ? "" : "s"} now${stuck.size >= maxStuckThreads ? `: at ${maxStuckThreads}, a worker replaced is not started again; restart docket serve to end them` : ` (at ${maxStuckThreads}, a worker replaced is not started again)`}.`);
+      // Past the bound for certain now: what a suspended lane queued meanwhile is refused, saying why.
+      if (stuck.size > maxStuckThreads) for (const each of ["execution", "direct"] as const) failQueueIfLaneDead(each);
+      const running = capability === null ? "" : `, which ran ${capability},`;
+      report(`${lane === "execution" ? "An" : "A"} ${lane} worker${running} terminated ${Math.round(stuckAfterMs / 1000)} s ago has not ended: its thread is blocked in a call no termination interrupts (a read of a FIFO, a pipe or a terminal no one writes to, a lock), and keeps what its handler held until that call returns. ${stuck.size} such thread${stuck.size === 1 ? "" : "s"} now (past ${maxStuckThreads} threads told to end and not ended, a worker replaced is not started again until one ends; restart docket serve to end them).`);
     }, stuckAfterMs);
     (timer as { unref?: () => void }).unref?.();
     worker.once("exit", () => {
-      ended = true;
+      ending.delete(worker);
       clearTimeout(timer);
-      if (!stuck.delete(worker)) return;
-      report(`A stuck thread of a terminated ${lane} worker ended after all; ${stuck.size} left.`);
-      if (stuck.size < maxStuckThreads) for (const each of [...lanes.execution.slots, ...lanes.direct.slots]) each.resume();
+      if (stuck.delete(worker)) report(`A stuck thread of a terminated ${lane} worker ended after all; ${stuck.size} left.`);
+      if (ending.size <= maxStuckThreads) for (const each of [...lanes.execution.slots, ...lanes.direct.slots]) each.resume();
     });
+  }
+
+  /**
+   * Whether a lane's tasks are refused at once: every slot given up — but a slot suspended while
+   * threads told to end have not ended yet (a busy loop's ends within milliseconds) makes its
+   * tasks wait, until more than the bound are known to be stuck.
+   */
+  function refusesNow(lane: Lane): boolean {
+    const { slots } = lanes[lane];
+    return slots.every((s) => s.dead) && slots.some((s) => !s.isSuspended || stuck.size > maxStuckThreads);
   }
 
   /** Why a task of a lane with no worker did not run: its workers could not start, or too many threads are stuck (stuckReason). */
@@ -646,7 +661,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   function stuckReason(): string {
-    return `${stuck.size} threads of terminated workers have not ended (each blocked in a call no termination interrupts: a read of a FIFO, a pipe or a terminal no one writes to), and they hold what their handlers held; no worker is started in their place until one ends. Restart docket serve to end them, and look for the handler that blocks (the log names the capabilities stopped)`;
+    return `more than ${maxStuckThreads} threads of terminated workers have not ended (each blocked in a call no termination interrupts: a read of a FIFO, a pipe or a terminal no one writes to), and they hold what their handlers held; no worker is started in their place until one ends. Restart docket serve to end them, and look for the handler that blocks (the log names the capabilities they ran)`;
   }
 
   /**
@@ -757,8 +772,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   function failQueueIfLaneDead(lane: Lane): void {
-    const { slots, queue } = lanes[lane];
-    if (!slots.every((s) => s.dead)) return;
+    const { queue } = lanes[lane];
+    if (!refusesNow(lane)) return;
     for (const job of queue.splice(0)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: noWorker(lane, job.task.capability) });
   }
 
@@ -816,7 +831,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       nextId = nextId >= MAX_TASK_ID ? 1 : nextId + 1;
 
       if (closed) settle(job, { kind: "terminated", message: "The worker pool is closed." });
-      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: noWorker(laneName, task.capability) });
+      else if (refusesNow(laneName)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: noWorker(laneName, task.capability) });
       else {
         lane.queue.push(job);
         dispatch(laneName);

@@ -4,6 +4,7 @@ import type { FromWorker } from "./_messages.ts";
 import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
+import type { OtherSecrets } from "./_other-secrets.ts";
 import type { WorkerTask } from "./task.ts";
 import { asItReads, createSecretMask, isSecretNumber, maskAcross, maskedBeforeSafe, secretsIn, unfinishedSecretLength, type SecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
@@ -62,10 +63,10 @@ export interface WorkerContextOptions {
   now?: () => number;
   /**
    * The long one-line secrets of the tasks its worker ran last (OTHERS_MIN_LENGTH), masked in this
-   * task's texts too, where they appear whole (never held back as a secret's start, never read
-   * as a number): a module-level variable keeps what an earlier task put there.
+   * task's texts too, only where they appear whole (_other-secrets.ts): a module-level variable
+   * keeps what an earlier task put there.
    */
-  others?: SecretMask;
+  others?: OtherSecrets;
 }
 
 /** A child's TERM → KILL wait when none is given: short, so that a cancelled handler still ends on its own. */

@@ -27,7 +27,8 @@ import { environmentBefore, putBackSecretVariables } from "./_env-secrets.ts";
 import { builtinsIntact, replacedBuiltins } from "../execution/_masking-builtins.ts";
 import { namedChanges, sharedPrototypes } from "./_shared-prototypes.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
-import { createSecretMask, maskedBeforeSafe, type SecretMask } from "../execution/secret-mask.ts";
+import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
+import { otherSecrets, type OtherSecrets } from "./_other-secrets.ts";
 import { AUTOMATON_MAX_UNITS, unitsOf } from "../execution/_secret-index.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
@@ -45,6 +46,9 @@ const RECENT_MASKS = 16;
  * told them that some caller's secret was that word (checking tester, session 49).
  */
 const OTHERS_MIN_LENGTH = 12;
+
+/** The most of them masked (the newest): each is looked for in every text a task writes. */
+const MAX_OTHER_SECRETS = 64;
 // Taken before any capability loads: a handler that replaced process.memoryUsage would otherwise
 // answer the memory watchdog's question itself, and stay under any limit (docs/containment.md).
 const memoryUsage = process.memoryUsage.bind(process);
@@ -130,11 +134,11 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const maskRecent = (text: string) => (recentMask ??= createSecretMask(recentSecrets.flat()).text)(text);
   // Their long one-line secrets, masked where whole in every task's texts (see othersMask); made
   // when they change.
-  let othersOfRecent: SecretMask | null | undefined;
-  const othersMask = (): SecretMask | undefined => {
+  let othersOfRecent: OtherSecrets | null | undefined;
+  const othersMask = (): OtherSecrets | undefined => {
     if (othersOfRecent === undefined) {
       const long = [...new Set(recentSecrets.flat())].filter((secret) => secret.length >= OTHERS_MIN_LENGTH && !/[\r\n]/.test(secret));
-      othersOfRecent = long.length === 0 ? null : createSecretMask(long);
+      othersOfRecent = long.length === 0 ? null : otherSecrets(long.slice(-MAX_OTHER_SECRETS));
     }
     return othersOfRecent ?? undefined;
   };

@@ -35,13 +35,13 @@ export default capability({
 });
 `;
 
-/** Writes its caller's text to stdout with no line end: what another task's secret would hold back shows in its events. */
+/** Logs its caller's text, and writes it to stdout with no line end: what another task's secret would hold back or cut shows in its events. */
 const ECHO = `import { capability } from "docket";
 import * as v from "valibot";
 export default capability({
   id: "test.echo", title: "Echo", description: "Writes the text given.", effect: "read",
   input: v.object({ text: v.string() }), output: v.object({ ok: v.boolean() }),
-  handler(input) { process.stdout.write(input.text); return { ok: true }; },
+  handler(input, ctx) { ctx.progress.log(input.text); process.stdout.write(input.text); return { ok: true }; },
 });
 `;
 
@@ -94,6 +94,11 @@ test("another task's secret is masked only whole, and only a long one: no prefix
   expect(chunks).toEqual(["p Zq9-"]);
   // The whole of it is masked.
   expect((await run({ text: "x Zq9-s3cr-LONG-1 y" }, "test.echo")).text).toContain("x [redacted] y");
+  // Nor a start of it as a logger cuts a long text, nor as byte values (round-2 checking tester, session 49).
+  const logged = async (text: string) => (await run({ text }, "test.echo")).events.filter((e) => e.type === "execution.log").map((e) => (e.data as { message: string }).message);
+  expect(await logged("Zq9-s3cr'... 7 more characters")).toEqual(["Zq9-s3cr'... 7 more characters"]);
+  const bytes = [..."Zq9-s3cr-L"].map((c) => c.charCodeAt(0)).join(",");
+  expect(await logged(`bytes ${bytes}`)).toEqual([`bytes ${bytes}`]);
   // A short secret of another caller is no word of this one's.
   await run({ token: "main" });
   expect((await run({ text: "Switched to branch main" }, "test.echo")).text).toContain("Switched to branch main");

@@ -60,8 +60,8 @@ export interface WorkerPoolOptions {
   restartAfterMs?: number;
   /**
    * After how long a terminated worker whose thread has not ended counts as stuck (default
-   * STUCK_AFTER_MS), and how many such threads the pool lets be before a lane whose worker is
-   * replaced runs none in its place (default MAX_STUCK_THREADS): see replaceWorker.
+   * STUCK_AFTER_MS), and how many threads told to end may be not ended before a worker replaced is
+   * not started again (default MAX_STUCK_THREADS): see replaceWorker.
    */
   stuckAfterMs?: number;
   maxStuckThreads?: number;
@@ -75,11 +75,12 @@ export interface WorkerPoolOptions {
 export const STUCK_AFTER_MS = 5000;
 
 /**
- * The most stuck threads (STUCK_AFTER_MS) the pool lets be. Each keeps what its handler held until
- * its call returns: eight handlers that held 64 MiB and then blocked on a FIFO took the server from
- * 100 to 690 MB, and nothing bounded it (containment tester, session 49). At the bound, a worker
- * replaced is not started again until a stuck thread ends: its lane stops, said by /healthz and the
- * log, rather than the server growing until the system kills it.
+ * The most threads of terminated workers the pool lets be not ended (stuck, STUCK_AFTER_MS, or not
+ * yet known to be). A stuck one keeps what its handler held until its call returns: eight handlers
+ * that held 64 MiB and then blocked on a FIFO took the server from 100 to 690 MB, and nothing
+ * bounded it (containment tester, session 49). Past the bound, a worker replaced is not started
+ * again until one of them ends: its lane stops (its tasks refused once more than this are known
+ * stuck), said by /healthz and the log, rather than the server growing until the system kills it.
  */
 export const MAX_STUCK_THREADS = 8;
 

@@ -76,37 +76,40 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     const told = odd !== null || code === undefined || code === "ODD_FILE";
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${why}.${owner || (told ? "" : " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space.")}`);
   }
-  let db: Database | null = null;
-  const take = () => {
-    db = new sqlite.Database(path, { create: true, readwrite: true });
-    db.run("PRAGMA busy_timeout = 0");
-    db.run("PRAGMA locking_mode = EXCLUSIVE");
-    // The first write takes the exclusive lock; the locking mode keeps it until close.
-    db.run("BEGIN EXCLUSIVE");
-    db.run("COMMIT");
+  /** serve.lock opened and its exclusive lock taken; the connection closed again when that fails. */
+  const take = (): Database => {
+    const db = new sqlite.Database(path, { create: true, readwrite: true });
+    try {
+      db.run("PRAGMA busy_timeout = 0");
+      db.run("PRAGMA locking_mode = EXCLUSIVE");
+      // The first write takes the exclusive lock; the locking mode keeps it until close.
+      db.run("BEGIN EXCLUSIVE");
+      db.run("COMMIT");
+      return db;
+    } catch (error) {
+      db.close(false);
+      throw error;
+    }
   };
+  let held: Database;
   try {
     try {
-      take();
+      held = take();
     } catch (error) {
       // serve.lock holds nothing but its lock: one that is no database (overwritten, a disk
-      // fault, a header of a newer SQLite) is made again, never a start refused with advice about space (durability tester,
-      // session 49). No server holds a file SQLite cannot read as its lock.
+      // fault, a header of a newer SQLite) is made again, never a start refused with advice about
+      // space (durability tester, session 49). No server holds a file SQLite cannot read as its lock.
       if (!isNotDatabase(error)) throw error;
-      (db as Database | null)?.close(false);
-      db = null;
       rmSync(path, { force: true });
       closeSync(openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
-      take();
+      held = take();
     }
   } catch (error) {
-    (db as Database | null)?.close(false);
     flock?.release();
     if (isBusy(error)) return null;
     const owner = docketDirOwnerAdvice(root);
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable and that its disk has space."}`);
   }
-  const held = db as unknown as Database;
   let released = false;
   return {
     path,

@@ -141,9 +141,11 @@ const refreshedAt = new Map<string, { changed: number; missing: DependencyTree["
 function refreshDependencies(installed: string, resolveWith: Resolve): void {
   const own = modifiedMs(installed);
   if (own === null || own <= processStartedMs()) return;
-  // The node_modules itself, not a scope's folder (`node_modules/@babel`), which an install's last write leaves alone.
-  const nodeModules = installed.slice(0, installed.lastIndexOf("/node_modules/") + "/node_modules".length);
-  const changed = Math.max(own, modifiedMs(nodeModules) ?? 0);
+  // The node_modules itself, not a scope's folder (`node_modules/@babel`), which an install's last
+  // write leaves alone; a workspace package's real folder (packages/lib) is in none.
+  const at = installed.lastIndexOf("/node_modules/");
+  const nodeModules = at < 0 ? null : installed.slice(0, at + "/node_modules".length);
+  const changed = Math.max(own, nodeModules === null ? 0 : (modifiedMs(nodeModules) ?? 0));
   // Walked again only once something changed where it, or what it still lacks, would be (each read
   // walked a tree lacking one: 200 files over a 1,500-package tree took 44 s a reload, checking tester, session 47).
   const last = refreshedAt.get(installed);

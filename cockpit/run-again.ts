@@ -1,6 +1,6 @@
 import type { RegisteredCapability } from "../runtime/capability/registered.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
-import { holdsSensitive } from "../runtime/execution/redaction.ts";
+import { holdsSensitive, REDACTED } from "../runtime/execution/redaction.ts";
 import type { ExecutionStore } from "../runtime/store/store.ts";
 import { formShape, rowFields, type FieldSpec } from "./form-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
@@ -134,7 +134,10 @@ function droppedMembers(fields: FieldSpec[], value: Record<string, unknown>, pre
  */
 function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown, path: string, unheld: Unheld): void {
   if (value === undefined) return;
-  if (field.sensitive) {
+  const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
+  // A field no longer marked sensitive still holds what was stored for it when it was: only
+  // "[redacted]", which sent back would run as its value (cockpit tester, session 50).
+  if (field.sensitive || (!group && holdsRedacted(value))) {
     if (value !== null) {
       unheld.secrets.push(path);
       values.append(TYPE_AGAIN_CONTROL, field.control);
@@ -142,7 +145,6 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
     return;
   }
   const put = (text: string) => values.append(field.control, text);
-  const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
   if (value === null || !group) {
     const fit = fitsControl(field, value);
     if (fit === "changed") return void unheld.changed.push(path);
@@ -235,6 +237,21 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
   }
 }
 
+/**
+ * Whether a stored value is or holds the text a secret was stored as: the field held a secret when
+ * the execution ran, though the schema may no longer say so. A value typed as that very text is
+ * asked for again too, which costs a retyping, where filling it back in could run a placeholder.
+ */
+function holdsRedacted(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (next === REDACTED) return true;
+    if (typeof next === "object" && next !== null) pending.push(...Object.values(next));
+  }
+  return false;
+}
+
 /** What {@link formValuesOf} gives: the values, the secrets to type again, what the form could not hold. */
 export interface RefilledForm {
   values: URLSearchParams;
@@ -263,7 +280,7 @@ export function formValuesOf(capability: RegisteredCapability, input: unknown): 
   const shape = formShape(capability.input_schema);
   if (shape === null) {
     // Raw JSON only: a stored secret cannot be filled back in, so such an input starts empty.
-    const secret = holdsSensitive(input, capability.input_schema);
+    const secret = holdsSensitive(input, capability.input_schema) || holdsRedacted(input);
     if (!secret) values.set(RAW_JSON_CONTROL, JSON.stringify(input ?? null, null, 2));
     return { values, secrets: secret ? ["the input"] : [], unheld: [], changed: [], unfit: [], unfitBecause: [] };
   }
@@ -272,7 +289,7 @@ export function formValuesOf(capability: RegisteredCapability, input: unknown): 
     unheld.dropped.push(...droppedMembers(shape, input, ""));
     for (const field of shape) appendValues(values, field, input[field.name], field.name, unheld);
   } else if (input !== undefined && input !== null) unheld.dropped.push("the whole input (it is not an object of fields)");
-  if (unheld.dropped.length + unheld.changed.length + unheld.unfit.length > 0 && unheld.secrets.length === 0) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
+  if (unheld.dropped.length + unheld.changed.length + unheld.unfit.length > 0 && unheld.secrets.length === 0 && !holdsRedacted(input)) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
   return { values, secrets: unheld.secrets, unheld: unheld.dropped, changed: unheld.changed, unfit: unheld.unfit, unfitBecause: [...unheld.unfitBecause].map((why) => UNFIT[why]) };
 }
 

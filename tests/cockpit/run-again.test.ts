@@ -277,3 +277,34 @@ describe("Run again of an optional boolean that was false", () => {
     expect(required.kind === "filled" && required.values.has("raw_json")).toBe(false);
   });
 });
+
+describe("Run again of a field that held a secret when it ran and is no longer marked sensitive", () => {
+  /** team.look after its `token` (and a JSON `config` that held one) lost sensitive(). */
+  const unmarked: RegisteredCapability = {
+    ...capabilityOf("read"),
+    input_schema: { type: "object", properties: { name: { type: "string" }, token: { type: "string" }, config: {}, gone_renamed: { type: "string" } }, required: ["name"] },
+  };
+
+  test("asks for it again rather than filling in the stored \"[redacted]\", which would run as its value (cockpit tester, session 50)", () => {
+    const again = againValues(storeWith({ name: "n1", token: "[redacted]", config: { auth: { key: "[redacted]" }, region: "eu" } }), unmarked, ID);
+    expect(again.kind).toBe("filled");
+    if (again.kind !== "filled") return;
+    expect(again.values.get("input.name")).toBe("n1");
+    expect(again.values.has("input.token")).toBe(false);
+    expect(again.values.has("input.config")).toBe(false);
+    expect(again.values.getAll("type_again")).toEqual(["input.token", "input.config"]);
+    expect(again.notice).toContain("Type token, config again: secrets are never stored.");
+    // Sent as it is now, the form runs nothing: the two boxes must be typed first.
+    const doc = parseHtml(String(CapabilityPage({ root: "/work/checkout", capability: unmarked, values: again.values, errors: {}, problem: null, result: null, history: [], notice: again.notice })));
+    expect(doc.querySelector('input[name="input.token"]')!.getAttribute("value") ?? "").toBe("");
+    expect(doc.querySelector('input[name="input.token"]')!.hasAttribute("required")).toBe(true);
+  });
+
+  test("never puts a stored \"[redacted]\" in the raw JSON box, even of a member the form has no field for", () => {
+    const again = againValues(storeWith({ name: "n1", old_token: "[redacted]" }), unmarked, ID);
+    expect(again.kind === "filled" && again.values.has("raw_json")).toBe(false);
+    const raw: RegisteredCapability = { ...capabilityOf("read"), input_schema: {} };
+    const whole = againValues(storeWith({ key: "[redacted]" }), raw, ID);
+    expect(whole.kind === "filled" && [whole.values.has("raw_json"), whole.notice.includes("Type the input again")]).toEqual([false, true]);
+  });
+});

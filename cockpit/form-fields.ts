@@ -2,7 +2,7 @@ import type { JsonSchema } from "../runtime/capability/registered.ts";
 import { hasSensitive, isSensitiveSchema, secretKeys } from "../runtime/execution/redaction.ts";
 import { withRefs } from "../runtime/execution/schema-refs.ts";
 import { ISO_DATE_TIME_PATTERN } from "../runtime/capability/json-schema.ts";
-import { childControl } from "./form-names.ts";
+import { childControl, ROW_INDEX } from "./form-names.ts";
 
 /**
  * How one input property is entered; `json` is the fallback for anything no control expresses.
@@ -60,8 +60,7 @@ export interface VariantSpec {
   constant: { name: string; value: Scalar } | null;
 }
 
-/** Stands for a row's index in the controls of a `rows` or `record` field's fields (`input.items.__row__.name`). */
-export const ROW_INDEX = "__row__";
+export { ROW_INDEX };
 
 /** How deep fieldsets nest before a value falls back to a JSON box. */
 const MAX_DEPTH = 3;

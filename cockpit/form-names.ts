@@ -4,13 +4,19 @@
  * A control is named by its path from `input`, one segment per property or row index, joined by
  * dots (`input.owner.name`, `input.rows.2.path`). A property name is one segment whatever it
  * holds: `~` is written `~0` and `.` `~1` (as JSON Pointer escapes `~` and `/`), so the property
- * `"a.b"` is `input.a~1b` and never the control of `b` inside `a` (`input.a.b`). Ordinary names
- * are written as they are.
+ * `"a.b"` is `input.a~1b` and never the control of `b` inside `a` (`input.a.b`). A row's index
+ * stands as {@link ROW_INDEX} in the controls of its template, so a name beginning with it has
+ * that first `_` written `~2` (`__row__` → `~2_row__`). Ordinary names are written as they are.
  */
 
-/** One property name as one segment of a control name (`a.b` → `a~1b`, `x~y` → `x~0y`). */
+/** Stands for a row's index in the controls of a `rows` or `record` field's fields (`input.items.__row__.name`). */
+export const ROW_INDEX = "__row__";
+
+/** One property name as one segment of a control name (`a.b` → `a~1b`, `x~y` → `x~0y`, `__row__` → `~2_row__`). */
 export function nameSegment(name: string): string {
-  return name.includes("~") || name.includes(".") ? name.replace(/~/g, "~0").replace(/\./g, "~1") : name;
+  const escaped = name.includes("~") || name.includes(".") ? name.replace(/~/g, "~0").replace(/\./g, "~1") : name;
+  // A property named `__row__` was taken for a row's index, and its box refused as no field (cockpit tester, session 50).
+  return escaped.startsWith(ROW_INDEX) ? `~2${escaped.slice(1)}` : escaped;
 }
 
 /** The control of property `name` under `parent`: `input` + `owner` → `input.owner`. */

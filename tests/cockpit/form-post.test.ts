@@ -28,6 +28,24 @@ export default capability({
 });
 `;
 
+/** Properties named as the form's stand-in for a row's index, at the top, in an object and in rows. */
+const ROW_NAMED = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.row-named", title: "Row named", description: "Gives its input back.", effect: "read",
+  input: v.object({
+    __row__: v.optional(v.string()),
+    __row__x: v.optional(v.string()),
+    obj: v.optional(v.object({ __row__: v.optional(v.string()) })),
+    rows: v.optional(v.array(v.object({ __row__: v.optional(v.string()) }))),
+  }),
+  output: v.any(),
+  handler(input) {
+    return input;
+  },
+});
+`;
+
 /** Optional fields named as Object.prototype's members. */
 const PROTO = `import { capability } from "docket";
 import * as v from "valibot";
@@ -97,7 +115,7 @@ export default capability({
 let server: CockpitServer;
 
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO, "team.moment.ts": MOMENT, "team.maybe.ts": MAYBE, "team.maybe-groups.ts": MAYBE_GROUPS });
+  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO, "team.moment.ts": MOMENT, "team.maybe.ts": MAYBE, "team.maybe-groups.ts": MAYBE_GROUPS, "team.row-named.ts": ROW_NAMED });
 });
 
 afterAll(async () => {
@@ -192,6 +210,20 @@ describe("cockpit form post", () => {
     const response = await server.post("/cockpit/capabilities/team.names", { mode: "call", [flat.name]: "flat", [tilde.name]: "tilde", [dash.name]: "dash", [nested.name]: "nested" });
     expect(response.status).toBe(200);
     expect(await outputOf(response)).toEqual({ "a.b": "flat", "a~1b": "tilde", "a-b": "dash", a: { b: "nested" } });
+  });
+
+  test("a property named __row__ (or beginning so), at the top, in an object and in rows, is a field of its own, not a row's index (cockpit tester, session 50)", async () => {
+    const doc = parseHtml((await server.page("/cockpit/capabilities/team.row-named")).html);
+    const top = doc.querySelector('.fields > [data-field="__row__"] input') as HTMLInputElement;
+    const prefixed = doc.querySelector('.fields > [data-field="__row__x"] input') as HTMLInputElement;
+    const inObject = doc.querySelector('.fields > [data-field="obj"] [data-field="__row__"] input') as HTMLInputElement;
+    const template = doc.querySelector('template[data-row-template="input.rows"]') as HTMLTemplateElement;
+    const inRow = template.content.querySelector('[data-field="__row__"] input') as HTMLInputElement;
+    expect([top.name, prefixed.name, inObject.name, inRow.name]).toEqual(["input.~2_row__", "input.~2_row__x", "input.obj.~2_row__", "input.rows.__row__.~2_row__"]);
+    const row = inRow.name.replace("input.rows.__row__.", "input.rows.0.");
+    const response = await server.post("/cockpit/capabilities/team.row-named", { mode: "call", [top.name]: "top", [prefixed.name]: "x", [inObject.name]: "o", [row]: "r" });
+    expect(response.status).toBe(200);
+    expect(await outputOf(response)).toEqual({ __row__: "top", __row__x: "x", obj: { __row__: "o" }, rows: [{ __row__: "r" }] });
   });
 
   test("optional fields named toString, constructor, valueOf and hasOwnProperty run when absent, and a wrong one is refused by name", async () => {

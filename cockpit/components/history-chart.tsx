@@ -5,8 +5,23 @@ import { formatDuration, formatTime } from "../format.ts";
 import { executionPagePath } from "../paths.ts";
 
 const W = 600;
-const H = 180;
-const PAD = { left: 56, right: 12, top: 12, bottom: 28 };
+const H = 160;
+const PAD = { right: 12, top: 18, bottom: 12 };
+/**
+ * How wide one character of a label is drawn at most, in the chart's units: on a narrow screen the
+ * chart shrinks to about half and its labels are drawn at 22 units to stay legible (cockpit.css),
+ * a monospace character 0.6 of that.
+ */
+const LABEL_CHAR_W = 13.2;
+
+/** A round duration as an axis says it, short: `250 ms`, `2.5 s`, `15 min`, `3 h`. */
+function axisDuration(ms: number): string {
+  const round = (n: number) => String(Number(n.toFixed(2)));
+  if (ms < 1000) return `${round(ms)} ms`;
+  if (ms < 60_000) return `${round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${round(ms / 60_000)} min`;
+  return `${round(ms / 3_600_000)} h`;
+}
 
 /** A marker per outcome, each its own shape, so the chart reads without colour. */
 function Marker(props: { point: HistoryPoint; x: number; y: number }) {
@@ -35,9 +50,12 @@ export function HistoryChart(props: { points: HistoryPoint[] }) {
   const summary = historySummary(points);
   const finished = points.filter((p) => p.duration_ms !== null);
   const top = niceTop(Math.max(1, ...finished.map((p) => p.duration_ms!)));
-  const plotW = W - PAD.left - PAD.right;
+  const ticks = [axisDuration(top), axisDuration(top / 2), "0"];
+  // The labels' gutter fits the longest as a narrow screen draws it: cut there, "2.00 s" read "00 s" (cockpit tester, session 50).
+  const padLeft = Math.max(56, Math.ceil(Math.max(...ticks.map((tick) => tick.length)) * LABEL_CHAR_W) + 10);
+  const plotW = W - padLeft - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
-  const xOf = (i: number) => PAD.left + (points.length === 1 ? plotW / 2 : (i / (points.length - 1)) * plotW);
+  const xOf = (i: number) => padLeft + (points.length === 1 ? plotW / 2 : (i / (points.length - 1)) * plotW);
   const yOf = (ms: number | null) => PAD.top + plotH - (ms === null ? plotH : (Math.min(ms, top) / top) * plotH);
   const counts = (["succeeded", "failed", "cancelled"] as const).filter((s) => summary.counts[s]).map((s) => `${summary.counts[s]} ${s}`);
   const active = (summary.counts.running ?? 0) + (summary.counts.queued ?? 0) + (summary.counts.cancelling ?? 0);
@@ -53,28 +71,14 @@ export function HistoryChart(props: { points: HistoryPoint[] }) {
             {summary.medianMs !== null ? ` Median ${formatDuration(summary.medianMs)}, 90th percentile ${formatDuration(summary.p90Ms)}.` : ""}
           </p>
           <svg class="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby="history-heading" data-chart="history">
-            <line class="chart-axis" x1={PAD.left} y1={PAD.top + plotH} x2={W - PAD.right} y2={PAD.top + plotH} />
-            <line class="chart-axis" x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={PAD.top + plotH} />
-            <line class="chart-grid" x1={PAD.left} y1={PAD.top + plotH / 2} x2={W - PAD.right} y2={PAD.top + plotH / 2} />
-            <text class="chart-label" x={PAD.left - 6} y={PAD.top + 4} text-anchor="end">
-              {formatDuration(top)}
-            </text>
-            <text class="chart-label" x={PAD.left - 6} y={PAD.top + plotH / 2 + 4} text-anchor="end">
-              {formatDuration(top / 2)}
-            </text>
-            <text class="chart-label" x={PAD.left - 6} y={PAD.top + plotH + 4} text-anchor="end">
-              0
-            </text>
-            <text class="chart-label" x={PAD.left} y={H - 8}>
-              {formatTime(points[0]!.created_at)}
-            </text>
-            <text class="chart-label" x={W - PAD.right} y={H - 8} text-anchor="end">
-              {formatTime(points[points.length - 1]!.created_at)}
-            </text>
-            {/* The axis is an order, not a clock: six runs in one second and one nine minutes later are seven even steps (cockpit tester). */}
-            <text class="chart-label" x={PAD.left + plotW / 2} y={H - 8} text-anchor="middle" data-slot="history-axis">
-              {points.length > 1 ? "in order, evenly spaced" : ""}
-            </text>
+            <line class="chart-axis" x1={padLeft} y1={PAD.top + plotH} x2={W - PAD.right} y2={PAD.top + plotH} />
+            <line class="chart-axis" x1={padLeft} y1={PAD.top} x2={padLeft} y2={PAD.top + plotH} />
+            <line class="chart-grid" x1={padLeft} y1={PAD.top + plotH / 2} x2={W - PAD.right} y2={PAD.top + plotH / 2} />
+            {ticks.map((tick, i) => (
+              <text class="chart-label" x={padLeft - 6} y={PAD.top + (plotH * i) / 2 + 4} text-anchor="end">
+                {tick}
+              </text>
+            ))}
             {points.map((point, i) => (
               <a href={executionPagePath(point.id)}>
                 <title>{`${point.id}: ${STATE_LOOK[point.state].word.toLowerCase()}${point.duration_ms !== null ? ` in ${formatDuration(point.duration_ms)}` : ""}, created ${formatTime(point.created_at)}`}</title>
@@ -82,6 +86,17 @@ export function HistoryChart(props: { points: HistoryPoint[] }) {
               </a>
             ))}
           </svg>
+          {/*
+            The horizontal axis in words below the drawing, where a narrow screen wraps them: drawn
+            in it, two times and the caption overlapped at 390 px (cockpit tester, session 50). It
+            is an order, not a clock: six runs in one second and one nine minutes later are seven
+            even steps (cockpit tester).
+          */}
+          <p class="chart-x small muted" data-slot="history-x">
+            <span>{formatTime(points[0]!.created_at)}</span>
+            <span data-slot="history-axis">{points.length > 1 ? "in order, evenly spaced" : ""}</span>
+            {points.length > 1 ? <span>{formatTime(points[points.length - 1]!.created_at)}</span> : null}
+          </p>
           <ul class="chart-legend" aria-label="Legend">
             <li>
               <span class="legend-shape" aria-hidden="true">●</span> succeeded

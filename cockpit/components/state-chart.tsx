@@ -3,7 +3,9 @@ import { BUCKET_STATES, type Bucket, type BucketState } from "../chart-data.ts";
 
 const W = 600;
 const H = 160;
-const PAD = { left: 36, right: 8, top: 10, bottom: 26 };
+const PAD = { right: 8, top: 18, bottom: 26 };
+/** How wide one character of a label is drawn at most, in the chart's units (history-chart.tsx says why). */
+const LABEL_CHAR_W = 13.2;
 
 const WORDS: Record<BucketState, string> = { succeeded: "succeeded", failed: "failed", cancelled: "cancelled", active: "running or queued" };
 
@@ -22,7 +24,9 @@ export function StateChart(props: { buckets: Bucket[]; spanHours: number; more: 
   const { buckets } = props;
   const totals = buckets.map((b) => BUCKET_STATES.reduce((n, s) => n + b.counts[s], 0));
   const top = Math.max(1, ...totals);
-  const plotW = W - PAD.left - PAD.right;
+  // The gutter fits the count at the top as a narrow screen draws it (a label past it was cut: cockpit tester, session 50).
+  const padLeft = Math.max(36, Math.ceil(String(top).length * LABEL_CHAR_W) + 10);
+  const plotW = W - padLeft - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
   const slot = plotW / Math.max(1, buckets.length);
   const barW = Math.max(2, slot * 0.72);
@@ -48,16 +52,16 @@ export function StateChart(props: { buckets: Bucket[]; spanHours: number; more: 
             <line class="pattern-line" x1="0" y1="3" x2="6" y2="3" />
           </pattern>
         </defs>
-        <line class="chart-axis" x1={PAD.left} y1={PAD.top + plotH} x2={W - PAD.right} y2={PAD.top + plotH} />
-        <text class="chart-label" x={PAD.left - 6} y={PAD.top + 4} text-anchor="end">
+        <line class="chart-axis" x1={padLeft} y1={PAD.top + plotH} x2={W - PAD.right} y2={PAD.top + plotH} />
+        <text class="chart-label" x={padLeft - 6} y={PAD.top + 4} text-anchor="end">
           {String(top)}
         </text>
-        <text class="chart-label" x={PAD.left - 6} y={PAD.top + plotH + 4} text-anchor="end">
+        <text class="chart-label" x={padLeft - 6} y={PAD.top + plotH + 4} text-anchor="end">
           0
         </text>
         {buckets.map((bucket, i) => {
           let y = PAD.top + plotH;
-          const x = PAD.left + i * slot + (slot - barW) / 2;
+          const x = padLeft + i * slot + (slot - barW) / 2;
           return (
             <g data-bucket={String(i)}>
               <title>{`${clock(bucket.from)}–${clock(bucket.to)} UTC: ${BUCKET_STATES.map((s) => `${bucket.counts[s]} ${WORDS[s]}`).join(", ")}`}</title>
@@ -71,7 +75,7 @@ export function StateChart(props: { buckets: Bucket[]; spanHours: number; more: 
         })}
         {buckets.length > 0 ? (
           <>
-            <text class="chart-label" x={PAD.left} y={H - 8}>
+            <text class="chart-label" x={padLeft} y={H - 8}>
               {clock(buckets[0]!.from)}
             </text>
             <text class="chart-label" x={W - PAD.right} y={H - 8} text-anchor="end">

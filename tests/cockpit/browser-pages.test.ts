@@ -242,6 +242,34 @@ describe.skipIf(!BROWSER_TESTS)("cockpit pages in headless Chromium", () => {
     await phone.close();
   }, TEST_TIMEOUT);
 
+  test("the charts' labels stay inside their drawings and apart, and the history's axis words do not overlap, at both widths (cockpit tester, session 50: at 390 px \"2.00 s\" read \"00 s\" and the two times ran into each other)", async () => {
+    for (let i = 0; i < 2; i++) await server.completed(await server.start("team.report", { label: `more-${i}` }));
+    for (const context of [wide, narrow]) {
+      const page = await context.newPage();
+      for (const path of ["/cockpit/capabilities/team.report", "/cockpit"]) {
+        await page.goto(server.url + path);
+        await page.waitForLoadState("load");
+        const drawn = await page.$$eval("svg.chart", (charts) =>
+          charts.map((chart) => {
+            const box = chart.getBoundingClientRect();
+            const labels = [...chart.querySelectorAll("text")].filter((text) => text.textContent !== "").map((text) => text.getBoundingClientRect());
+            const outside = labels.filter((label) => label.left < box.left - 0.5 || label.right > box.right + 0.5 || label.top < box.top - 0.5 || label.bottom > box.bottom + 0.5).length;
+            const overlapping = labels.filter((a, i) => labels.some((b, j) => j !== i && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)).length;
+            return { outside, overlapping, labels: labels.length };
+          }),
+        );
+        expect(drawn.length).toBeGreaterThan(0);
+        for (const chart of drawn) expect({ path, width: context === wide ? 1280 : 390, ...chart }).toEqual({ path, width: context === wide ? 1280 : 390, outside: 0, overlapping: 0, labels: chart.labels });
+      }
+      await page.goto(`${server.url}/cockpit/capabilities/team.report`);
+      const words = await page.$$eval('[data-slot="history-x"] > span', (spans) => spans.map((span) => span.getBoundingClientRect()).map((r) => [r.left, r.right, r.top, r.bottom]));
+      expect(words).toHaveLength(3);
+      const apart = words.every(([l, r, t, b], i) => words.every(([l2, r2, t2, b2], j) => i === j || !(l! < r2! && l2! < r! && t! < b2! && t2! < b!)));
+      expect(apart).toBe(true);
+      await page.close();
+    }
+  }, TEST_TIMEOUT);
+
   test("the overview's state counts stay in their tiles with counts of thousands, at both widths (cockpit tester, session 48: 1000 ran into the next tile at 1280 px)", async () => {
     for (const context of [wide, narrow]) {
       const page = await context.newPage();

@@ -44,7 +44,7 @@ export type { DiscoveryOptions, ImportFile, LoadedCapabilityFile } from "./disco
 export { findCheckoutRoot } from "./checkout.ts";
 export { isWithin, resolveInside } from "./resolve-inside.ts";
 export type { ResolveInsideOptions } from "./resolve-inside.ts";
-export { globMatcher, globToRegExp } from "./glob.ts";
+export { compileGlob, globMatcher } from "./glob.ts";
 export { planeOf } from "./plane-of.ts";
 export { executionIdSchema, executionSnapshotSchema, executionStateSchema, sessionKeySchema } from "./schemas.ts";
 // BUILTINS (./builtins.ts) is imported directly where the process starts: re-exporting it here would

@@ -94,6 +94,18 @@ describe("files.digest", () => {
     expect(output.manifest).toBe(`${sha("export const b = 1;\n")}  src/b.ts\n`);
   });
 
+  test("files.digest matches many-star globs against long names at once, and refuses a glob it cannot take as invalid_input naming it (foundation tester, session 50: a minute on one worker)", async () => {
+    await writeFiles(root, { [`long/${"a".repeat(200)}`]: "x\n", "long/ab": "y\n" });
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, { path: "long", include: [`${"*a".repeat(30)}*b`] }, t.ctx);
+    expect(output.files).toBe(0);
+    const matched = await runHandler(digest, { path: "long", include: ["*a*b"] }, t.ctx);
+    expect(matched.manifest).toBe(`${sha("y\n")}  long/ab\n`);
+    const refused = await rejection(runHandler(digest, { path: "long", exclude: ["[z-a]"] }, t.ctx));
+    expect(refused).toBeInstanceOf(CapabilityError);
+    expect([(refused as CapabilityError).code, (refused as CapabilityError).message]).toEqual(["invalid_input", expect.stringContaining('"[z-a]"')]);
+  });
+
   test("files.digest prunes an excluded folder", async () => {
     const t = createTestContext({ root });
     const output = await runHandler(digest, { exclude: ["deep"] }, t.ctx);

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { globMatcher, globToRegExp } from "../../runtime/capability/glob.ts";
+import { compileGlob, globMatcher, MAX_GLOB_ALTERNATIVES } from "../../runtime/capability/glob.ts";
+import { CapabilityError } from "../../runtime/capability/capability-error.ts";
+import { regexGlob } from "./_regex-glob.ts";
 
-describe("globToRegExp", () => {
+describe("compileGlob", () => {
   const cases: Array<[string, string, boolean]> = [
     ["*.ts", "a.ts", true],
     ["*.ts", "a/b.ts", false],
@@ -33,21 +35,74 @@ describe("globToRegExp", () => {
     ["\\*x", "ax", false],
   ];
   for (const [pattern, path, expected] of cases) {
-    test(`globToRegExp ${JSON.stringify(pattern)} ${expected ? "matches" : "does not match"} ${JSON.stringify(path)}`, () => {
-      expect(globToRegExp(pattern).test(path)).toBe(expected);
+    test(`compileGlob ${JSON.stringify(pattern)} ${expected ? "matches" : "does not match"} ${JSON.stringify(path)}`, () => {
+      expect(compileGlob(pattern)(path)).toBe(expected);
     });
   }
 
-  test("globToRegExp matches a pattern with no special characters only to itself", () => {
+  test("compileGlob matches a pattern with no special characters only to itself", () => {
     const segment = fc.stringMatching(/^[a-zA-Z0-9._+()$^|-]{1,8}$/);
     fc.assert(
       fc.property(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.array(segment, { minLength: 1, maxLength: 4 }), (a, b) => {
         const pattern = a.join("/");
         const other = b.join("/");
-        expect(globToRegExp(pattern).test(pattern)).toBe(true);
-        expect(globToRegExp(pattern).test(other)).toBe(pattern === other);
+        expect(compileGlob(pattern)(pattern)).toBe(true);
+        expect(compileGlob(pattern)(other)).toBe(pattern === other);
       }),
     );
+  });
+});
+
+describe("compileGlob without backtracking (foundation tester, session 50: thirty `*a` against a 200-character name held a worker for a minute)", () => {
+  test("matches what the RegExp it replaced matched, for random patterns and paths", () => {
+    const patternPart = fc.constantFrom("a", "b", "*", "?", "**", "/", "[ab]", "[!a]", "{a,b}", "{a,}", "\\*", ".", "x{a,{b,c}}");
+    const pathPart = fc.constantFrom("a", "b", "/", ".", "*", "x", "ab");
+    fc.assert(
+      fc.property(fc.array(patternPart, { maxLength: 8 }), fc.array(pathPart, { maxLength: 8 }), (pattern, path) => {
+        // Where {…} beside a star expands to a whole `**` segment (`**{a,}` is `**a` or `**`), the
+        // alternatives are expanded first, as a shell does: the RegExp read a star of one segment.
+        fc.pre(!/\*[{}]|[{}]\*/.test(pattern.join("")));
+        expect(compileGlob(pattern.join(""))(path.join(""))).toBe(regexGlob(pattern.join("")).test(path.join("")));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  test("a pattern of many stars against a long name that does not match answers at once", () => {
+    const name = "a".repeat(200);
+    const pattern = `${"*a".repeat(30)}*b`;
+    const started = performance.now();
+    expect(compileGlob(pattern)(name)).toBe(false);
+    expect(globMatcher([pattern])(`dir/${name}`)).toBe(false);
+    expect(compileGlob(`${"*a".repeat(30)}*`)(name)).toBe(true);
+    expect(compileGlob(`**/${"**/a/".repeat(20)}b`)(`${"a/".repeat(60)}c`)).toBe(false);
+    // Not a timing assertion: the RegExp took about a minute; anything under ten seconds is the fix.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  test("a glob whose {…} stand for more than MAX_GLOB_ALTERNATIVES patterns, or a class range out of order, is refused as invalid_input naming it", () => {
+    const many = "{a,b}".repeat(11);
+    let thrown: unknown = null;
+    try {
+      globMatcher([many]);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(CapabilityError.is(thrown) && [thrown.code, thrown.message.includes(many), thrown.message.includes(String(MAX_GLOB_ALTERNATIVES))]).toEqual(["invalid_input", true, true]);
+    expect(() => compileGlob("{a,b}".repeat(10))).not.toThrow();
+    expect(() => compileGlob("[z-a].txt")).toThrow("write it a-z");
+  });
+
+  test("{…} are expanded before the segments are read: an alternative that makes a whole segment ** spans segments", () => {
+    expect(compileGlob("src/{**,lib}/x.ts")("src/a/b/x.ts")).toBe(true);
+    expect(compileGlob("src/{**,lib}/x.ts")("src/lib/x.ts")).toBe(true);
+    expect(compileGlob("{a/b,c}.ts")("a/b.ts")).toBe(true);
+  });
+
+  test("an unclosed { takes every brace literally, escapes included", () => {
+    expect(compileGlob("{a,b")("{a,b")).toBe(true);
+    expect(compileGlob("\\{a{b")("{a{b")).toBe(true);
+    expect(compileGlob("x}{a,b}")("x}b")).toBe(true);
   });
 });
 

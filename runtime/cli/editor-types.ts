@@ -2,9 +2,10 @@
 // files of "docket" and "valibot", and `capabilities/tsconfig.json` maps both names to them.
 import type { CompileOptions } from "../capability/compile-options.ts";
 import { targetFrom } from "../capability/alias-targets.ts";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { ensureDocketDir } from "../server/lease.ts";
+import { readRegularFileText } from "../store/regular-file-text.ts";
 import { DOCKET_VERSION } from "../version.ts";
 
 // Both are defined by the build (scripts/build.ts); running from source they are not.
@@ -43,7 +44,7 @@ export async function declarationFiles(): Promise<Record<string, string>> {
  */
 export function typesAreCurrent(root: string): boolean {
   try {
-    const [stamp, ...listed] = readFileSync(join(root, TYPES_DIR, STAMP_FILE), "utf8").trimEnd().split("\n");
+    const [stamp, ...listed] = readRegularFileText(join(root, TYPES_DIR, STAMP_FILE)).trimEnd().split("\n");
     if (stamp?.trim() !== typesStamp() || listed.length === 0) return false;
     return listed.every((line) => {
       const space = line.indexOf(" ");

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ownerAdvice } from "../store/owner-advice.ts";
+import { readRegularFileText } from "../store/regular-file-text.ts";
 
 /** What `.docket/lease.json` holds: which server serves this checkout (docs/protocol.md). */
 export interface Lease {
@@ -115,7 +116,8 @@ export function readLease(root: string): Lease | null {
   try {
     // Not through a link at .docket: a lease from outside the checkout names no server of its own.
     if (!lstatSync(join(root, ".docket")).isDirectory()) return null;
-    value = JSON.parse(readFileSync(leasePath(root), "utf8"));
+    // A named pipe there is no lease (readRegularFileText): read plainly, it held the server for good.
+    value = JSON.parse(readRegularFileText(leasePath(root)));
   } catch {
     return null;
   }

@@ -56,9 +56,16 @@ export function openLogFile(options: LogFileOptions): LogFile {
     if (lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} is a symbolic link; remove it and docket makes the folder again`);
     // A folder made by an older docket (or by hand) is narrowed too: the log names executions and paths.
     chmodSync(dir, 0o700);
-    const opened = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o600);
+    // Nor into a named pipe put there: opened for writing, one with no reader waited in open() for
+    // good, and held the server's thread (serve tester, session 50). O_NONBLOCK changes nothing for a file.
+    const opened = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0), 0o600);
+    const stat = fstatSync(opened);
+    if (!stat.isFile()) {
+      closeSync(opened);
+      throw new Error(`${path} is not a regular file (a named pipe, a socket?); remove it and docket makes its log again`);
+    }
     fchmodSync(opened, 0o600);
-    size = fstatSync(opened).size;
+    size = stat.size;
     return opened;
   }
 

@@ -1,7 +1,8 @@
-import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecutionReport } from "../execution/report-protocol.ts";
 import { replaceWhole } from "./_file-aside.ts";
+import { readRegularFileText } from "./regular-file-text.ts";
 
 /**
  * The reports a `docket run` could not deliver at its end (docs/protocol.md, "A run that ends while
@@ -49,7 +50,7 @@ export function readLeftReports(root: string, id: string): unknown[] | null {
   if (path === null) return null;
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readRegularFileText(path);
   } catch (error) {
     // Too large to be a text at all: no file of docket's either.
     return (error as NodeJS.ErrnoException)?.code === "ERR_STRING_TOO_LONG" ? [] : null;

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { linkSync, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { ExecutionStore, RunIdentity } from "./store.ts";
 import { replaceWhole, syncFolder, writeAside } from "./_file-aside.ts";
+import { readRegularFileText } from "./regular-file-text.ts";
 
 /**
  * A run_id used by a `docket run` that found no server (docs/protocol.md, "A run without a
@@ -36,7 +37,7 @@ function markPath(root: string, runId: string): string {
 export function readRunMark(root: string, runId: string): RunMark | null {
   let text: string;
   try {
-    text = readFileSync(markPath(root, runId), "utf8");
+    text = readRegularFileText(markPath(root, runId));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
@@ -74,7 +75,7 @@ export function listRunMarks(root: string): { marks: RunMark[]; unreadable: numb
   for (const name of names) {
     let mark: RunMark | null = null;
     try {
-      mark = parseMark(readFileSync(join(runMarksDir(root), name), "utf8"));
+      mark = parseMark(readRegularFileText(join(runMarksDir(root), name)));
     } catch {
       // Gone or unreadable meanwhile: counted as not a mark.
     }

@@ -57,7 +57,8 @@ export default capability({
       if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       const file = files[i]!;
       try {
-        const hashed = await sha256File(file.abs, ctx.progress, { label: file.rel });
+        // Checked on the open file: a link put in its place after the walk leads nowhere outside.
+        const hashed = await sha256File(file.abs, ctx.progress, { label: file.rel, inside: ctx.root });
         bytes += hashed.bytes;
         lines.push(manifestLine(hashed.hex, file.rel));
       } catch (error) {

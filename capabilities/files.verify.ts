@@ -28,7 +28,7 @@ export default capability({
   async handler(input, ctx) {
     const manifestPath = await resolveInside(ctx.root, input.manifest, { label: "input.manifest" });
     const manifestName = toPosix(relative(ctx.root, manifestPath));
-    const text = await readManifest(manifestPath, input.manifest);
+    const text = await readManifest(manifestPath, input.manifest, ctx.root);
 
     ctx.progress.step("parse", `Read ${manifestName}`);
     const entries: Entry[] = [];
@@ -132,7 +132,8 @@ async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityCon
     return "refused";
   }
   try {
-    const actual = await sha256File(abs, ctx.progress, { label: entry.path });
+    // Checked on the open file: a link put in its place after resolveInside leads nowhere outside.
+    const actual = await sha256File(abs, ctx.progress, { label: entry.path, inside: ctx.root });
     if (actual.hex === entry.hex) return { bytes: actual.bytes };
     ctx.progress.diagnostic({
       severity: "error",
@@ -155,10 +156,10 @@ async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityCon
   }
 }
 
-async function readManifest(path: string, given: string): Promise<string> {
+async function readManifest(path: string, given: string, root: string): Promise<string> {
   try {
     // Not readFile: a manifest path naming a FIFO or a device would wait or read for ever.
-    const file = await openRegularFile(path, { label: `Manifest ${JSON.stringify(given)}` });
+    const file = await openRegularFile(path, { label: `Manifest ${JSON.stringify(given)}`, inside: root });
     try {
       return await file.readText();
     } finally {

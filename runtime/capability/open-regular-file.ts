@@ -1,6 +1,7 @@
 import { constants, type Stats } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, realpath, stat } from "node:fs/promises";
 import { CapabilityError } from "./capability-error.ts";
+import { isWithin } from "./resolve-inside.ts";
 
 /**
  * A regular file open for reading. Its own small shape rather than Node's FileHandle, so that the
@@ -18,6 +19,13 @@ export interface RegularFile {
 export interface OpenRegularFileOptions {
   /** What the path is, for the error message (`input.path`, `manifest.sha256`). */
   label?: string;
+  /**
+   * A folder the file opened must be inside (`ctx.root`): checked on the open descriptor, so a
+   * path that `resolveInside` passed and that a symbolic link leading out replaced before the
+   * open is refused, not read (a file outside the checkout was hashed and its digest returned:
+   * foundation tester, session 50).
+   */
+  inside?: string;
 }
 
 /**
@@ -40,6 +48,14 @@ export async function openRegularFile(path: string, options: OpenRegularFileOpti
     await handle.close();
     throw error;
   }
+  if (info.isFile() && options.inside !== undefined) {
+    try {
+      await mustBeInside(path, info, options.inside, options.label ?? path);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
   if (info.isFile()) {
     return {
       readText: () => handle.readFile("utf8"),
@@ -61,6 +77,29 @@ export async function openRegularFile(path: string, options: OpenRegularFileOpti
     context: { kind: kindName(info) },
     suggestion: "Give the path of a regular file (or a folder), or leave this one out.",
   });
+}
+
+/**
+ * Refuses an opened file unless it is the file `path` names now, and that lies inside `folder`:
+ * the same device and inode as the real path, which is within the folder's real path. Whatever a
+ * link swapped in before the open, the descriptor's file is then one the checkout holds.
+ */
+async function mustBeInside(path: string, opened: Stats, folder: string, label: string): Promise<void> {
+  let named: Stats | null = null;
+  let real: string | null = null;
+  try {
+    real = await realpath(path);
+    named = await stat(real);
+  } catch {
+    // Gone or changed meanwhile: not the file that was opened, as below.
+  }
+  const refuse = (why: string) =>
+    new CapabilityError("invalid_input", `${label} ${why}; it was not read`, {
+      context: { path: label },
+      suggestion: "Give a path inside the checkout, and leave it alone while docket reads it.",
+    });
+  if (real !== null && !isWithin(await realpath(folder), real)) throw refuse("leads outside the checkout through a symbolic link");
+  if (named === null || named.dev !== opened.dev || named.ino !== opened.ino) throw refuse("changed while it was opened (replaced, or a symbolic link put in its place)");
 }
 
 /** The whole text of a regular file (openRegularFile), closed after. */

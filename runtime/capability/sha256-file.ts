@@ -6,6 +6,8 @@ import { openRegularFile } from "./open-regular-file.ts";
 export interface Sha256FileOptions {
   /** How a refusal names the file (`data/pipe`); default the path given. */
   label?: string;
+  /** A folder the file read must be inside (`ctx.root`), checked on the open file (openRegularFile's `inside`). */
+  inside?: string;
 }
 
 /**
@@ -16,7 +18,7 @@ export interface Sha256FileOptions {
 export async function sha256File(path: string, progress?: Pick<ProgressReporter, "cancelled" | "cancellation">, options: Sha256FileOptions = {}): Promise<{ hex: string; bytes: number }> {
   const hash = createHash("sha256");
   let bytes = 0;
-  const file = await openRegularFile(path, { label: options.label });
+  const file = await openRegularFile(path, { label: options.label, inside: options.inside });
   try {
     for await (const chunk of file.chunks()) {
       if (progress?.cancelled()) throw progress.cancellation();

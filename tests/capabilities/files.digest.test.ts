@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import digest from "../../capabilities/files.digest.ts";
 import { CapabilityError } from "../../runtime/capability/capability-error.ts";
+import { sha256File } from "../../runtime/capability/sha256-file.ts";
 import { removeCheckout, tempCheckout, writeFiles } from "../_support/capability-fixtures.ts";
 import { createTestContext, runHandler, TestCancellation } from "../_support/test-context.ts";
 
@@ -176,6 +177,43 @@ describe("files.digest", () => {
       await removeCheckout(outside);
     }
   });
+
+  test("sha256File with inside refuses a file a symbolic link leading outside stands for, as a link swapped in after resolveInside would (foundation tester, session 50)", async () => {
+    const outside = await realpath(await mkdtemp(join(tmpdir(), "docket-outside-")));
+    try {
+      await writeFile(join(outside, "secret.txt"), "secret");
+      await symlink(join(outside, "secret.txt"), join(root, "swapped.txt"));
+      const refused = await rejection(sha256File(join(root, "swapped.txt"), undefined, { label: "swapped.txt", inside: root }));
+      expect(CapabilityError.is(refused) && [refused.code, refused.message]).toEqual(["invalid_input", "swapped.txt leads outside the checkout through a symbolic link; it was not read"]);
+      // Inside, through a link or not, it is read.
+      await symlink("a.txt", join(root, "inside-link.txt"));
+      expect(await sha256File(join(root, "inside-link.txt"), undefined, { inside: root })).toEqual({ hex: sha("alpha\n"), bytes: 6 });
+    } finally {
+      await removeCheckout(outside);
+    }
+  });
+
+  test.skipIf(process.platform !== "linux")("files.digest never hashes a file outside the checkout while a link to it is swapped in and out of the path's place (foundation tester, session 50: /etc/passwd's digest was returned)", async () => {
+    const outside = await realpath(await mkdtemp(join(tmpdir(), "docket-outside-")));
+    await writeFile(join(outside, "secret.txt"), "the secret outside\n");
+    await writeFile(join(root, "real.txt"), "inside\n");
+    await writeFile(join(root, "target"), "inside\n");
+    // Swaps `target` between a regular file and a link leading outside, each by a rename, for at most 20 s.
+    const swapper = Bun.spawn(["bash", "-c", `end=$((SECONDS+20)); while [ $SECONDS -lt $end ]; do ln -sfn ${JSON.stringify(join(outside, "secret.txt"))} t.lnk && mv -T t.lnk target; cp real.txt t.reg && mv -T t.reg target; done`], { cwd: root, stdout: "ignore", stderr: "ignore" });
+    try {
+      const seen = new Set<string>();
+      for (let i = 0; i < 400; i++) {
+        const t = createTestContext({ root });
+        const output = await runHandler(digest, { path: "target" }, t.ctx).catch((error) => ({ manifest: `refused: ${(error as Error).message}` }));
+        seen.add(String(output.manifest).slice(0, 64));
+      }
+      expect([...seen].filter((line) => line === sha("the secret outside\n"))).toEqual([]);
+    } finally {
+      swapper.kill();
+      await swapper.exited;
+      await removeCheckout(outside);
+    }
+  }, 60_000);
 
   for (const [name, path] of [
     ["a .. escape", "../"],

@@ -56,6 +56,19 @@ function callableByGet(capability: RegisteredCapability): boolean {
   return !required.some((name) => holdsSecret(capability.input_schema, name));
 }
 
+/**
+ * An array field's schema as a form-exploded query parameter. OpenAPI tools require an array
+ * parameter to have an `items` schema, which a tuple lacks (`prefixItems` alone) or sets to `false`
+ * (a strict one): what `v.tuple` drops after its places is `{}`, and a strict tuple's `false`
+ * becomes `{}` within `maxItems`, which takes the same arrays.
+ */
+function parameterSchema(schema: JsonSchema): JsonSchema {
+  if (schema.type !== "array" || (schema.items && typeof schema.items === "object")) return schema;
+  if (schema.items !== false) return { ...schema, items: {} };
+  const places = Array.isArray(schema.prefixItems) ? schema.prefixItems.length : 0;
+  return { ...schema, items: {}, maxItems: typeof schema.maxItems === "number" ? Math.min(schema.maxItems, places) : places };
+}
+
 function operation(capability: RegisteredCapability, method: "GET" | "POST", input: JsonSchema, output: JsonSchema): Doc {
   const op: Doc = {
     operationId: `${capability.id}${method === "GET" ? "" : ".post"}`,
@@ -74,10 +87,11 @@ function operation(capability: RegisteredCapability, method: "GET" | "POST", inp
   if (secret.length > 0) op.description += `\n\nTaken in a POST body only, never from the query string: ${secret.join(", ")} (sensitive).`;
   op.parameters = Object.entries(properties).filter(([name]) => !secret.includes(name)).map(([name, schema]) => {
     const structured = schema.type === "object" || (Array.isArray(schema.anyOf) && !("type" in schema));
-    // Objects travel as JSON in one parameter; OpenAPI says so with `content` instead of `schema`.
+    // Objects and unions travel as JSON in one parameter; OpenAPI says so with `content` instead
+    // of `schema`. An array is one element per occurrence of its key (query-input.ts inputFromQuery).
     return structured
       ? { name, in: "query", required: required.has(name), content: { "application/json": { schema } } }
-      : { name, in: "query", required: required.has(name), schema, style: "form", explode: true };
+      : { name, in: "query", required: required.has(name), schema: parameterSchema(schema), style: "form", explode: true };
   });
   return op;
 }

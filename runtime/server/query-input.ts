@@ -19,15 +19,26 @@ function typesOf(schema: JsonSchema | undefined, depth = 0): Set<JsonType> {
   return types;
 }
 
-/** The `items` schema of an array schema (first array member of a union when needed). */
-function itemsOf(schema: JsonSchema | undefined): JsonSchema | undefined {
-  if (!schema) return undefined;
-  if (schema.items && typeof schema.items === "object") return schema.items as JsonSchema;
+/** The array member of a schema: itself, or the first array member of a union. */
+function arrayMemberOf(schema: JsonSchema | undefined, depth = 0): JsonSchema | undefined {
+  if (!schema || typeof schema !== "object" || depth > 8) return undefined;
+  if (schema.type === "array") return schema;
   for (const key of ["anyOf", "oneOf"] as const) {
     const members = schema[key];
-    if (Array.isArray(members)) for (const m of members) if (itemsOf(m as JsonSchema)) return itemsOf(m as JsonSchema);
+    if (!Array.isArray(members)) continue;
+    for (const m of members) {
+      const found = arrayMemberOf(m as JsonSchema, depth + 1);
+      if (found) return found;
+    }
   }
   return undefined;
+}
+
+/** The schema of element `index` of an array schema: its tuple place (`prefixItems`), else the rest's (`items`). */
+function elementSchemaOf(array: JsonSchema | undefined, index: number): JsonSchema | undefined {
+  const places = Array.isArray(array?.prefixItems) ? (array.prefixItems as JsonSchema[]) : [];
+  if (index < places.length) return places[index];
+  return array?.items && typeof array.items === "object" && !Array.isArray(array.items) ? (array.items as JsonSchema) : undefined;
 }
 
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -186,9 +197,13 @@ function coerceScalar(raw: string, schema: JsonSchema | undefined): unknown {
 }
 
 /**
- * Builds a capability's input from GET query parameters, coerced by its input JSON Schema:
- * numbers, integers and booleans from text; arrays from repeated keys or a comma list (or a JSON
- * array); objects from JSON. A parameter the schema does not name stays a string.
+ * Builds a capability's input from GET query parameters, coerced by its input JSON Schema, as
+ * openapi.ts publishes them: numbers, integers and booleans from text; a field whose schema is an
+ * array (a tuple too) is `style: form, explode: true` — each occurrence of its key is one element,
+ * exactly as sent, converted by the schema of its place (no comma list, no JSON array guessed from
+ * a leading `[`: either would change a text element someone sent); an object is one JSON text, and
+ * a union (published as JSON too) is read by its members, an object or array from JSON. A
+ * parameter the schema does not name stays a string.
  */
 export function inputFromQuery(params: URLSearchParams, inputSchema: JsonSchema): Record<string, unknown> {
   const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
@@ -196,16 +211,10 @@ export function inputFromQuery(params: URLSearchParams, inputSchema: JsonSchema)
   for (const key of new Set(params.keys())) {
     const values = params.getAll(key);
     const schema = Object.hasOwn(properties, key) ? properties[key] : undefined;
-    const types = typesOf(schema);
-    if (types.has("array") && !(types.has("string") && values.length === 1)) {
-      const items = itemsOf(schema);
-      const single = values.length === 1 ? values[0]! : null;
-      if (single !== null && single.trimStart().startsWith("[")) {
-        put(input, key, coerceScalar(single, { type: "array" }));
-        continue;
-      }
-      const parts = single === null ? values : single === "" ? [] : single.split(",");
-      put(input, key, parts.map((part) => coerceScalar(part, items)));
+    // A union holding an array, its key repeated, reads the same way: one element per occurrence.
+    const array = schema?.type === "array" ? schema : values.length > 1 ? arrayMemberOf(schema) : undefined;
+    if (array) {
+      put(input, key, values.map((value, i) => coerceScalar(value, elementSchemaOf(array, i))));
       continue;
     }
     // A key repeated for a non-array stays an array, so validation names the mistake.

@@ -57,6 +57,19 @@ function cellText(value: unknown): string {
   return shownCut(value === undefined ? "" : typeof value === "string" ? value : (JSON.stringify(value) ?? ""), MAX_CELL);
 }
 
+/**
+ * A column's name as its header shows it: the key as shown text, or, when that shows nothing
+ * (`""`, spaces, only U+202E), the key quoted with each invisible character written as its
+ * escape — a header of no text was a sort button of no width and no name, and such columns
+ * looked alike (cockpit tester, session 50).
+ */
+function columnName(key: string, max: number): string {
+  const shown = shownCut(key, max);
+  if (shown.trim() !== "") return shown;
+  const escaped = [...key].map((ch) => (ch === " " || /^[\x21-\x7e]$/.test(ch) ? ch : `\\u${ch.codePointAt(0)!.toString(16).padStart(4, "0")}`)).join("");
+  return shownCut(`"${escaped}"`, max);
+}
+
 /** What the shaped view of one value may still show: cells of tables (MAX_CELLS), characters (SHAPED_CHARS). */
 interface ShapeBudget {
   cells: number;
@@ -77,8 +90,8 @@ function tableOf(items: unknown[], budget: ShapeBudget): TableShape | null {
     }
   }
   const keys = seen.slice(0, MAX_COLUMNS);
-  const columns = keys.map((key) => shownCut(key, MAX_CELL));
-  const labels = keys.map((key) => shownCut(key, MAX_LABEL));
+  const columns = keys.map((key) => columnName(key, MAX_CELL));
+  const labels = keys.map((key) => columnName(key, MAX_LABEL));
   // Each row as its cells' text and the labels they carry cost: rows while both bounds last.
   const perRow = labels.reduce((sum, label) => sum + label.length, 0);
   const most = Math.min(MAX_ROWS, items.length, Math.floor(budget.cells / Math.max(1, keys.length)));

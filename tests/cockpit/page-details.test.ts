@@ -21,6 +21,13 @@ describe("outputShape", () => {
     ]);
   });
 
+  test("a column whose name shows nothing (empty, spaces, only U+202E) is named by its key quoted, each invisible character escaped, so each is a header of its own (cockpit tester, session 50: nameless sort buttons)", () => {
+    const shape = outputShape([{ "": 1, " ": 2, "\u202e": 3, ok: 4 }]) as { kind: string; table: { columns: string[]; labels: string[] } };
+    expect(shape.kind).toBe("table");
+    expect(shape.table.columns).toEqual(['""', '" "', '"\\u202e"', "ok"]);
+    expect(shape.table.labels).toEqual(shape.table.columns);
+  });
+
   test("a column's long name is cut in its header and in the label each cell carries; the tables of one value show MAX_CELLS cells at most (cockpit tester, session 48: a 2 MB output made a 1 GB page)", () => {
     const first: Record<string, number> = {};
     for (let i = 0; i < 20; i++) first[`c${i}_${"L".repeat(20_000)}`] = i;

@@ -19,12 +19,16 @@
       return root.querySelector('[data-section="' + name + '"]');
     }
     /** What the page says of a cancel nobody asked for, by its reason (the server's words, runtime/execution/cancel-words.ts). */
-    function cancelWords() {
+    function cancelWords(past) {
       try {
-        return JSON.parse(root.getAttribute("data-cancel-words") || "{}");
+        return JSON.parse(root.getAttribute(past ? "data-cancel-words-past" : "data-cancel-words") || "{}");
       } catch (error) {
         return {};
       }
+    }
+    /** The summary's "Asked to stop", as the server draws it for an ended execution (shown by complete). */
+    function setAskedToStop(reason, actor, at) {
+      setFact("cancel-asked", (reason ? cancelWords(true)[reason] : "by " + format.actor(actor)) + " (" + format.time(at) + ")");
     }
     /** The page's templates by name, looked up once: a search per clone walked every row before them. */
     var templates = new Map();
@@ -434,6 +438,12 @@
       if (told && !told.hidden && /\bnotice-success\b/.test(told.className)) told.hidden = true;
       setFact("finished_at", format.time(event.timestamp));
       setFact("duration", format.duration(data.duration_ms));
+      // Who asked it to stop, shown once it ended, as a reload shows it (cockpit tester, session 50):
+      // its cancel_requested, or — cancelled while queued, with no such event — the failure's cancelled_by.
+      var asked = root.querySelector('[data-fact="cancel-asked"]');
+      var by = data.state === "cancelled" && data.failure && data.failure.context ? data.failure.context.cancelled_by : null;
+      if (asked && asked.textContent === "" && by && typeof by.kind === "string") setAskedToStop(null, by, event.timestamp);
+      if (asked && asked.textContent !== "") root.querySelector('[data-fact-holder="cancel-asked"]').hidden = false;
       // A finished execution that never reported progress shows none, as the server draws it.
       var progress = section("progress");
       if (progress && progress.getAttribute("data-reported") !== "true") progress.remove();
@@ -499,6 +509,7 @@
         // Nobody asked (a deadline passed, the handler stopped itself): the control says why, as the server draws it.
         var reason = event.data && event.data.reason;
         var words = reason ? cancelWords()[reason] : null;
+        setAskedToStop(reason, event.data && event.data.actor, event.timestamp);
         var control = slot("cancel") || slot("cancel-note");
         if (words && control) {
           var note = document.createElement("p");

@@ -55,9 +55,9 @@ function stopAsked(x: ExecutionSnapshot): ExecutionSnapshot["cancel_requested"] 
   return { actor: by as Actor, at: x.finished_at };
 }
 
-function Fact(props: { label: string; value: string; mono?: boolean; slot?: string }) {
+function Fact(props: { label: string; value: string; mono?: boolean; slot?: string; hidden?: boolean }) {
   return (
-    <div class="fact">
+    <div class="fact" hidden={props.hidden} data-fact-holder={props.slot}>
       <dt>{props.label}</dt>
       <dd class={props.mono ? "mono wrap-anywhere" : "wrap-anywhere"} data-fact={props.slot}>
         {props.value}
@@ -123,7 +123,8 @@ function repositoryText(repository: string, root: string): string {
  */
 export function ExecutionPage(props: ExecutionPageProps) {
   const x = props.execution;
-  const asked = isTerminal(x.state) ? stopAsked(x) : undefined;
+  // Drawn while it runs too, hidden: execution.js shows it once the execution ends, as a reload would.
+  const asked = stopAsked(x);
   const terminal = isTerminal(x.state);
   const title = shownText(props.capability?.title ?? x.capability);
   return (
@@ -141,6 +142,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
         data-after={String(x.last_sequence)}
         data-heartbeat-ms={String(props.heartbeatMs)}
         data-cancel-words={JSON.stringify(CANCEL_WORDS)}
+        data-cancel-words-past={JSON.stringify(CANCEL_WORDS_PAST)}
       >
         <nav class="breadcrumbs" aria-label="Breadcrumbs">
           <a href={executionsPath()}>Executions</a> <span aria-hidden="true">›</span> <span class="mono wrap-anywhere">{x.id}</span>
@@ -193,7 +195,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
             </div>
             <Fact label="Duration" value={formatDuration(x.duration_ms)} slot="duration" />
             {/* Why an ended execution was asked to stop, kept after the end: a run that passed its deadline and still succeeded shows it only here (checking tester). */}
-            {asked ? <Fact label="Asked to stop" value={`${asked.reason ? CANCEL_WORDS_PAST[asked.reason] : `by ${actorLabel(asked.actor)}`} (${formatTime(asked.at)})`} slot="cancel-asked" /> : null}
+            <Fact label="Asked to stop" value={asked ? `${asked.reason ? CANCEL_WORDS_PAST[asked.reason] : `by ${actorLabel(asked.actor)}`} (${formatTime(asked.at)})` : ""} slot="cancel-asked" hidden={!asked || !terminal} />
           </dl>
           <details class="more-facts">
             <summary>Identifiers and times</summary>

@@ -165,6 +165,30 @@ describe("execution page scripts: colour and filter", () => {
     expect(refused.doc.querySelector('[data-slot="notice"]')!.hasAttribute("hidden")).toBe(false);
   });
 
+  test("once a cancelled execution ends, the summary says who asked it to stop and when, as a reload does, and a cancel while queued names who asked (cockpit tester, session 50)", () => {
+    const holder = (doc: Document) => doc.querySelector('[data-fact-holder="cancel-asked"]') as HTMLElement;
+    const failure = { error_code: "cancelled", stage: "run", message: "m", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c", request_id: "r", trace_id: "t", suggestion: "s", context: {} };
+    const x = live();
+    expect(holder(x.doc).hidden).toBe(true);
+    x.send("execution.cancel_requested", { actor: { kind: "cockpit" } });
+    // Cancelling: the control says it; the summary waits for the end, as the server draws it.
+    expect(holder(x.doc).hidden).toBe(true);
+    x.send("execution.completed", { state: "cancelled", duration_ms: 10, failure });
+    expect(holder(x.doc).hidden).toBe(false);
+    expect(x.doc.querySelector('[data-fact="cancel-asked"]')!.textContent).toMatch(/^by cockpit \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$/);
+    const deadline = live();
+    deadline.send("execution.cancel_requested", { actor: { kind: "http" }, reason: "deadline_ms" });
+    deadline.send("execution.completed", { state: "succeeded", duration_ms: 10, output: {} });
+    expect(deadline.doc.querySelector('[data-fact="cancel-asked"]')!.textContent).toStartWith("deadline_ms passed: the handler was asked to stop (");
+    const queued = live();
+    queued.send("execution.completed", { state: "cancelled", duration_ms: 0, failure: { ...failure, stage: "queue", context: { cancelled_by: { kind: "mcp", client: "agent" } } } });
+    expect(holder(queued.doc).hidden).toBe(false);
+    expect(queued.doc.querySelector('[data-fact="cancel-asked"]')!.textContent).toStartWith("by MCP (agent) (");
+    const plain = live();
+    plain.send("execution.completed", { state: "succeeded", duration_ms: 10, output: {} });
+    expect(holder(plain.doc).hidden).toBe(true);
+  });
+
   test("a step still running when the execution is cancelled reads Stopped, not Running", () => {
     const x = live();
     x.send("execution.step", { id: "slow", title: "Slow step" });

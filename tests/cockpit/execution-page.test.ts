@@ -276,7 +276,8 @@ describe("execution page: a cancel nobody asked for", () => {
     expect(ended.querySelector('[data-fact="cancel-asked"]')!.textContent).toBe("deadline_ms passed: the handler was asked to stop (2026-09-08 01:02:04 UTC)");
     const askedEnded = loadPage(executionHtml(runningSnapshot({ state: "cancelled", finished_at: "2026-09-08T01:02:05.000Z", cancel_requested: { actor: { kind: "cockpit" }, at: "2026-09-08T01:02:04.000Z" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
     expect(askedEnded.querySelector('[data-fact="cancel-asked"]')!.textContent).toStartWith("by ");
-    expect(loadPage(executionHtml(runningSnapshot({ state: "cancelling", cancel_requested: { actor: { kind: "http" }, at: "2026-09-08T01:02:04.000Z" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document.querySelector('[data-fact="cancel-asked"]')).toBeNull();
+    // Still cancelling: drawn hidden, for execution.js to show once it ends.
+    expect((loadPage(executionHtml(runningSnapshot({ state: "cancelling", cancel_requested: { actor: { kind: "http" }, at: "2026-09-08T01:02:04.000Z" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document.querySelector('[data-fact-holder="cancel-asked"]') as HTMLElement).hidden).toBe(true);
     // Cancelled while queued: no cancel_requested, who asked is in the failure's context.
     const failure = { error_code: "cancelled", stage: "queue" as const, message: "m", retryability: "safe" as const, outcome_certainty: "not_applied" as const, correlation_id: "c", request_id: "r", trace_id: "t", suggestion: "s", context: { cancelled_by: { kind: "mcp", client: "agent" } } };
     const queued = loadPage(executionHtml(runningSnapshot({ state: "cancelled", started_at: null, finished_at: "2026-09-08T01:02:05.000Z", failure })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;

@@ -113,12 +113,14 @@ export class LiveGroups {
    * Appends an event to the log, with its frame if the store serialized it already: O(1), but
    * when a member would fall more than the bound behind — then each such member is made to lag
    * (at most once per lag episode each). Frames count by their estimated length, made or not, so
-   * the bound means the same whichever store and whenever the frame is made.
+   * the bound means the same whichever store and whenever the frame is made. A member with
+   * nothing waiting takes the frame whatever its size (see beyond).
    */
   append(event: ExecutionEvent, frame: string | undefined): void {
     const { log } = this;
     const length = estimatedFrameBytes(event);
-    if (log.bytesFrom(this.lowest) + length > this.bound) this.lagBeyond(length);
+    // `lowest` is the furthest behind (or lower): nothing waits there, nothing waits for anyone.
+    if (beyond(log.bytesFrom(this.lowest), length, this.bound)) this.lagBeyond(length);
     log.append(event, frame, length);
     if (this.followers.has(event.execution_id)) this.lastAppended.set(event.execution_id, event.sequence);
     if (log.end % TRIM_EVERY === 0) this.trim();
@@ -128,13 +130,13 @@ export class LiveGroups {
   private lagBeyond(incoming: number): void {
     const { log } = this;
     for (const group of this.groups.values()) {
-      if (group.fast.size > 0 && log.bytesFrom(group.published) + incoming > this.bound) {
+      if (group.fast.size > 0 && beyond(log.bytesFrom(group.published), incoming, this.bound)) {
         // The topic itself fell that far behind (the writer and the producer's help could not keep
-        // up, or one frame is larger than the bound): its members lag, each keeping what is unpublished.
+        // up): its members lag, each keeping what is unpublished.
         for (const client of [...group.fast]) this.leave(client, client.blocked);
       }
       for (const client of [...group.behind]) {
-        if (log.bytesFrom(client.cursor) + incoming <= this.bound) continue;
+        if (!beyond(log.bytesFrom(client.cursor), incoming, this.bound)) continue;
         group.behind.delete(client);
         group.lagging.add(client);
         const kept = log.bytesFrom(client.cursor);
@@ -423,6 +425,17 @@ export class LiveGroups {
     }
     this.trim();
   }
+}
+
+/**
+ * True when a member with `queued` bytes waiting for it (the log from its place to the end: its
+ * own executions' frames or not) falls past `bound` by a frame of `incoming` bytes. One with
+ * nothing waiting never does, whatever the frame's size (at most frame_bytes): a bound under one
+ * frame made every frame larger than it a loss even to a client that had read everything
+ * (live-channel tester). So the log holds at most the bound, or one frame, for a member.
+ */
+function beyond(queued: number, incoming: number, bound: number): boolean {
+  return queued > 0 && queued + incoming > bound;
 }
 
 /**

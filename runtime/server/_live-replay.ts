@@ -1,7 +1,7 @@
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { ExecutionHead, ExecutionStore } from "../store/store.ts";
 import { isTerminal } from "../execution/state-machine.ts";
-import type { LiveTarget } from "./live-target.ts";
+import { cursorOf, type LiveTarget } from "./live-target.ts";
 
 /** History of one execution a connection is owed: the events after `after`, up to `through`. */
 export interface ReplayRange {
@@ -27,8 +27,8 @@ export interface ReplayPlan {
    * sent (the client says it has them). Null when there is none.
    */
   skip: Map<string, number> | null;
-  /** Executions whose cursor is their last stored sequence: nothing is owed, and the cursor is what the connection has of them. */
-  level: string[];
+  /** Executions whose cursor is their last stored sequence, with it: nothing is owed, and the cursor is what the connection has of them. */
+  level: Map<string, number>;
   /** Per execution looked at, what the connection has of it once its history is sent: the later of its cursor and the last sequence read. */
   read: Map<string, number>;
 }
@@ -78,18 +78,19 @@ type Phase = "newest" | "older" | "newer" | "done";
 
 /**
  * The history a connection to `target` is owed (docs/protocol.md, "No gap, no repeat"): named
- * executions from `after` (0 when absent); all executions only with `after`: each held when the
- * connection opened from `after`, each created since from its first event. Everything up to each
- * execution's last stored sequence when it is looked at is history; the channel's log, which the
- * connection reads from the moment planning begins, brings everything after (and what it brings
- * twice, stored while the history was looked at, is left out: see `read`). Looking at every
+ * executions each from its cursor (its own, or `after`; 0 when absent); all executions only with
+ * `after`: each held when the connection opened from `after`, each created since from its first
+ * event. Everything up to each execution's last stored sequence when it is looked at is history;
+ * the channel's log, which the connection reads from the moment planning begins, brings
+ * everything after (and what it brings twice, stored while the history was looked at, is left
+ * out: see `read`). Looking at every
  * execution held takes a while with many held: it is done a page of heads at a time (`step`; the
  * store's `heads`, which builds no snapshot), one per turn of the writer, so that no open holds
  * the server for long.
  */
 export class ReplayPlanner {
-  readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, dropped: 0, skip: null, level: [], read: new Map() };
-  /** The connection's cursor (0 without one). */
+  readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, dropped: 0, skip: null, level: new Map(), read: new Map() };
+  /** The connection's cursor of every execution (0 without one); named executions may each have their own (cursorOf). */
   readonly after: number;
   private phase: Phase;
   /** The next page of heads in this phase; undefined for the first from the newest. */
@@ -102,11 +103,12 @@ export class ReplayPlanner {
   ) {
     this.after = target.after ?? 0;
     this.phase = target.executions === "all" && target.after !== undefined ? "newest" : "done";
-    // Named: each from its cursor; one the store does not hold (yet) is followed from the cursor.
+    // Named: each from its own cursor; one the store does not hold (yet) is followed from it.
     if (target.executions !== "all") {
       for (const id of target.executions) {
-        const page = store.events(id, this.after, 1);
-        this.owe(id, this.after, page?.last_sequence ?? 0, page?.retained_from ?? 1, () => true);
+        const cursor = cursorOf(target, id);
+        const page = store.events(id, cursor, 1);
+        this.owe(id, cursor, page?.last_sequence ?? 0, page?.retained_from ?? 1, () => true);
       }
     }
   }
@@ -162,7 +164,7 @@ export class ReplayPlanner {
       return;
     }
     if (last === cursor) {
-      if (cursor > 0) plan.level.push(id);
+      if (cursor > 0) plan.level.set(id, cursor);
       return;
     }
     // History already dropped is said once, by `truncated` and `dropped` in stream.ready.

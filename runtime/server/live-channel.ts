@@ -389,15 +389,13 @@ export class LiveChannel {
     client.planning = null;
     const { plan } = planner;
     const target = client.group.target;
-    const after = planner.after;
     client.replay = plan.ranges;
     client.skip = plan.skip;
-    // What it says it has: a loss before it got anything more is announced from its cursor.
-    if (after > 0) {
-      for (const range of plan.ranges) client.handed(range.id, range.cursor);
-      for (const id of plan.skip?.keys() ?? []) client.handed(id, after);
-      for (const id of plan.level) client.handed(id, after);
-    }
+    // What it says it has: a loss before it got anything more is announced from its cursor of
+    // that execution (named executions may each have their own).
+    for (const range of plan.ranges) if (range.cursor > 0) client.handed(range.id, range.cursor);
+    for (const [id, cursor] of plan.skip ?? []) client.handed(id, cursor);
+    for (const [id, cursor] of plan.level) client.handed(id, cursor);
     // Reading a store that commits on its own turns (sqlite) writes what was pending first, which
     // reaches the log while the history is read: what the history holds of it is not sent twice.
     if (client.group.log.end !== start) client.overlap = { until: client.group.log.end, through: plan.read };

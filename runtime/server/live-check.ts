@@ -1,7 +1,7 @@
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import { executionNotFound, type NotHeld } from "../execution/marked-run-answer.ts";
-import { namedExecutionsWithin, parseLiveTarget, type LiveTarget } from "./live-target.ts";
+import { cursorOf, namedExecutionsWithin, parseLiveTarget, type LiveTarget } from "./live-target.ts";
 
 /** The verdict on a `/events` request before the upgrade: the subscription, or the refusal to answer. */
 export type LiveCheck =
@@ -38,8 +38,10 @@ export function checkLiveRequest(params: URLSearchParams, upgrade: boolean, admi
     };
   }
   if (!upgrade) {
-    const first = target.executions === "all" ? "<id>" : encodeURIComponent(target.executions[0]!);
-    const events = `/api/v1/executions/events?id=${first}${target.after === undefined ? "" : `&after=${target.after}`}`;
+    // The first execution's cursor: its own when each has one.
+    const named = target.executions === "all" ? null : target.executions[0]!;
+    const after = named !== null && target.cursors !== undefined ? cursorOf(target, named) : target.after;
+    const events = `/api/v1/executions/events?id=${named === null ? "<id>" : encodeURIComponent(named)}${after === undefined ? "" : `&after=${after}`}`;
     return {
       ok: false,
       status: 426,

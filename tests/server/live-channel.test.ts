@@ -1167,19 +1167,35 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(socket.frames.length).toBe(before);
   });
 
-  test("a frame larger than subscriber_queue_bytes makes a topic's members lag alone, resuming after what was published", async () => {
+  test("a frame larger than subscriber_queue_bytes reaches a topic's caught-up members: nothing was waiting for them (live-channel tester)", async () => {
     const { progress, store, id, sockets } = await onTopic(2, { subscriber_queue_bytes: 512 });
+    store.append(id, [{ type: "execution.log", data: { level: "info", message: "x".repeat(600) } }]);
+    await settle();
+    for (const s of sockets) {
+      expect(s.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+      expect(s.types()).not.toContain("stream.lagged");
+      expect(s.topics.size).toBe(1);
+    }
+    progress(id, 2);
+    await settle();
+    for (const s of sockets) expect(s.events().slice(-2).map((e) => e.sequence)).toEqual([5, 6]);
+  });
+
+  test("a frame larger than subscriber_queue_bytes makes a topic's members with a frame waiting lag alone, resuming after what was published", async () => {
+    const { progress, store, id, sockets } = await onTopic(2, { subscriber_queue_bytes: 512 });
+    // Event 4 waits for the writer: the members are behind, and 4 and the large one do not fit the bound.
+    progress(id, 1);
     store.append(id, [{ type: "execution.log", data: { level: "info", message: "x".repeat(600) } }]);
     for (const s of sockets) expect(s.topics.size).toBe(0);
     await settle();
     for (const s of sockets) {
-      expect(s.events().map((e) => e.sequence)).toEqual([1, 2, 3]);
-      expect(s.frames.at(-1)).toMatchObject({ type: "stream.lagged", dropped: 1, last_sequence: { [id]: 3 } });
+      expect(s.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+      expect(s.frames.at(-1)).toMatchObject({ type: "stream.lagged", dropped: 1, last_sequence: { [id]: 4 } });
     }
     // Each goes on alone from there, and rejoins the topic once caught up.
     progress(id, 2);
     await settle();
-    for (const s of sockets) expect(s.events().slice(-2).map((e) => e.sequence)).toEqual([5, 6]);
+    for (const s of sockets) expect(s.events().slice(-2).map((e) => e.sequence)).toEqual([6, 7]);
   });
 
   test("a topic member whose buffer fills leaves the topic and lags alone; the others keep everything", async () => {

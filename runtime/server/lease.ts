@@ -112,6 +112,16 @@ function refuseUnlikeFolder(dir: string): void {
  * server, which serves none of this copy.
  */
 export function readLease(root: string): Lease | null {
+  const lease = readLeaseOfAnyRoot(root);
+  return lease !== null && lease.root === root ? lease : null;
+}
+
+/**
+ * The lease in this checkout's `.docket/` whoever's root it names: one naming another path is a
+ * copy's (`cp -a`), or this checkout's own server's, still running, after the checkout was moved
+ * (`mv`) — readLease takes neither; a server refused by the lock names the second.
+ */
+export function readLeaseOfAnyRoot(root: string): Lease | null {
   let value: unknown;
   try {
     // Not through a link at .docket: a lease from outside the checkout names no server of its own.
@@ -123,7 +133,6 @@ export function readLease(root: string): Lease | null {
   }
   const l = value as Partial<Lease> | null;
   if (!l || typeof l.url !== "string" || !Number.isSafeInteger(l.pid) || typeof l.root !== "string" || typeof l.started_at !== "string") return null;
-  if (l.root !== root) return null;
   return { url: l.url, pid: l.pid!, root: l.root, token: typeof l.token === "string" ? l.token : null, started_at: l.started_at, pid_namespace: typeof l.pid_namespace === "string" ? l.pid_namespace : null };
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import type { ExecutionPlane } from "../execution/plane.ts";
@@ -15,7 +15,7 @@ import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
-import { acquireLease, ensureDocketDir, isLeaseLive, leaseHolderGone, leasePath, ownPidNamespace, readLease, releaseLease, restoreLease, type Lease } from "./lease.ts";
+import { acquireLease, ensureDocketDir, isLeaseLive, leaseHolderGone, leasePath, ownPidNamespace, readLease, readLeaseOfAnyRoot, releaseLease, restoreLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { recordIdentities, recordRunMarks } from "../store/run-marks.ts";
@@ -108,11 +108,13 @@ export interface DocketServer {
  */
 export class ServerAlreadyRunningError extends Error {
   readonly exitCode = 2;
-  constructor(readonly holder: Lease | null, root = holder?.root ?? "") {
+  constructor(readonly holder: Lease | null, root = holder?.root ?? "", moved: Lease | null = null) {
     super(
       holder !== null
         ? `Another docket server (pid ${holder.pid}) already serves ${holder.root} at ${holder.url}; use it, or stop it first.`
-        : `Another docket server holds ${root} (its lock) and has no lease: it is starting, or stopped without answering, or its .docket/ was removed under it; use it once it serves, or stop it first.`,
+        : moved !== null
+          ? `Another docket server (pid ${moved.pid}) holds ${root} (its lock): it serves this checkout at ${moved.url} under the path it had when it started, ${moved.root} — the checkout was moved or renamed while it served. Stop it (kill ${moved.pid}), then start docket serve here.`
+          : `Another docket server holds ${root} (its lock) and has no lease: it is starting, or stopped without answering, or its .docket/ was removed under it; use it once it serves, or stop it first.`,
     );
     this.name = "ServerAlreadyRunningError";
   }
@@ -156,12 +158,17 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   // checkout is opened or recovered, and held for the server's life. Whatever the holder is doing
   // — serving, starting, frozen — a second server is refused here and touches nothing.
   const root = findCheckoutRoot(options.cwd);
+  // The folder served, as it is now: moved later, its path names no checkout of this server's (watchLease).
+  const home = folderIdentity(root);
   const lock = options.lock !== undefined ? options.lock : lockCheckout(root);
   // A lease whose process is gone was left by a killed server: the lock's holder is another,
   // starting, that has not written its own yet; naming the dead one would send the operator nowhere.
   if (lock === null) {
     const lease = readLease(root);
-    throw new ServerAlreadyRunningError(lease !== null && leaseHolderGone(lease) ? null : lease, root);
+    // The lock moved with the folder (`mv`): its server's lease names the old path (serve tester, session 50).
+    const other = lease === null ? readLeaseOfAnyRoot(root) : null;
+    const moved = other !== null && !leaseHolderGone(other) ? other : null;
+    throw new ServerAlreadyRunningError(lease !== null && leaseHolderGone(lease) ? null : lease, root, moved);
   }
   // A server that takes no lock (the Node build) is kept away by its lease, when it answers.
   const holder = readLease(root);
@@ -172,7 +179,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   let logFile: LogFile | null = null;
   try {
     logFile = options.logFile === false ? null : openLogFile({ dir: join(ensureDocketDir(root), "logs"), files: options.limits.log_files, fileBytes: options.limits.log_file_bytes, onError: options.log });
-    return await serveWithLog({ ...options, log: logFile ? teeLog(options.log, logFile) : options.log }, { token, generated, host, port }, logFile, lock);
+    return await serveWithLog({ ...options, log: logFile ? teeLog(options.log, logFile) : options.log }, { token, generated, host, port, home }, logFile, lock);
   } catch (error) {
     logFile?.close();
     lock.release();
@@ -181,7 +188,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
 }
 
 /** The rest of startServer, with every line of `options.log` also in the log file; `lock` is let go by stop. */
-async function serveWithLog(options: ServeOptions, bind: { token: string | null; generated: boolean; host: string; port: number }, logFile: LogFile | null, lock: CheckoutLock): Promise<DocketServer> {
+async function serveWithLog(options: ServeOptions, bind: { token: string | null; generated: boolean; host: string; port: number; home: string | null }, logFile: LogFile | null, lock: CheckoutLock): Promise<DocketServer> {
   const { token, generated, host, port } = bind;
   // Before the lease is written: whatever a run that found this server left is written after it.
   const startedAt = Date.now();
@@ -248,7 +255,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     // And a file that looks like a capability file but is not one (`x.cap.mts`, one in a subfolder): not loaded, without it a word (authoring tester, session 46).
     for (const file of plane.lookalikes?.() ?? []) options.log(lookalikeLine(file));
     const watching = options.watch !== false ? watchCapabilities(booted, options) : null;
-    const leaseWatch = watchLease(lease, options);
+    const leaseWatch = watchLease(lease, bind.home, options);
     let stopping: Promise<void> | null = null;
     const server = running;
     return {
@@ -300,10 +307,20 @@ export const LEASE_LOOK_MS = 2000;
  * per loss, and that a sqlite store's file went with the folder. A lease that cannot be written
  * is said once until it can be again.
  */
-function watchLease(lease: Lease, options: Pick<ServeOptions, "log" | "storeKind" | "leaseLookMs">): ReturnType<typeof setInterval> {
+function watchLease(lease: Lease, home: string | null, options: Pick<ServeOptions, "log" | "storeKind" | "leaseLookMs">): ReturnType<typeof setInterval> {
   let failing = false;
+  // The checkout's folder itself (`home`, taken before the server bound): moved or deleted, its
+  // path is no longer this checkout, and a lease written there made the old path again, an empty
+  // checkout a second server was sent to (serve tester, session 50).
+  let away = false;
   const timer = setInterval(() => {
     try {
+      if (folderIdentity(lease.root) !== home) {
+        if (!away) options.log(`warning: the checkout this server serves, ${lease.root}, is gone or is another folder now (moved, renamed or deleted): its lease is not written there again. The server goes on with what it runs; stop it, and start docket serve in the checkout's new place.`);
+        away = true;
+        return;
+      }
+      away = false;
       if (restoreLease(lease) !== "restored") return;
       failing = false;
       const storeGone = options.storeKind === "sqlite" && !existsSync(join(lease.root, ".docket", "state.db"));
@@ -319,6 +336,16 @@ function watchLease(lease: Lease, options: Pick<ServeOptions, "log" | "storeKind
   }, options.leaseLookMs ?? LEASE_LOOK_MS);
   timer.unref?.();
   return timer;
+}
+
+/** A folder's device and inode (`dev:ino`), or null when nothing is there. */
+function folderIdentity(path: string): string | null {
+  try {
+    const stat = statSync(path);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return null;
+  }
 }
 
 /** How long a stopping server waits for the ends of its executions to be committed before it tells live clients it closes. */

@@ -350,7 +350,9 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   // At the end of stdin the requests already read are answered first — while a server of the
   // checkout answers (a frozen or dead one would hold them for ever); a signal stops at once.
   if ((await options.hangUp) === "stdin") {
-    await Promise.race([pending.settled(), serverGone()]);
+    // Lines held back at the end of stdin are read as stdout takes the answers: each is waited for.
+    await Promise.race([downstream.allRead().then(() => pending.settled()), serverGone()]);
+    await downstream.allRead();
     for (const id of pending.waiting()) {
       const message = `The docket server at ${target.url.origin} stopped answering (frozen or gone) and stdin has ended, so docket mcp stops waiting for this request. A call that starts work may have run: find it with \`docket executions list\` once a server runs again.`;
       await answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);

@@ -25,10 +25,15 @@ export interface StdioServeOptions {
 export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioServeOptions): Promise<void> {
   const server = createDocketMcpServer(plane, { log: options.log });
   const pending = new PendingRequests();
-  const transport = new ObservedTransport(new JsonLinesTransport(options.stdin, options.stdout), pending);
+  const lines = new JsonLinesTransport(options.stdin, options.stdout);
+  const transport = new ObservedTransport(lines, pending);
   transport.onerror = (error) => options.log(`docket mcp: ${error.message}`);
   await server.connect(transport);
-  if ((await options.hangUp) === "stdin") await pending.settled();
+  // Lines held back at the end of stdin are read as stdout takes the answers: each is waited for.
+  if ((await options.hangUp) === "stdin") {
+    await lines.allRead();
+    await pending.settled();
+  }
   await server.close();
 }
 

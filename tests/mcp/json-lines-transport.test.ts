@@ -100,6 +100,67 @@ describe("JsonLinesTransport", () => {
     await transport.close();
   });
 
+  test("JsonLinesTransport reads what is held back at the end of stdin a turn at a time as stdout drains, not all at once, and says when all is read (MCP tester, session 50: 1.2 GB)", async () => {
+    // A stdout nobody reads: nothing written leaves it until the test lets it.
+    const held: Array<() => void> = [];
+    const stdout = new Writable({ highWaterMark: 4096, write: (_chunk, _encoding, done) => void held.push(done) });
+    const stdin = new PassThrough();
+    const transport = new JsonLinesTransport(stdin, stdout);
+    let delivered = 0;
+    transport.onmessage = (message) => {
+      delivered++;
+      void transport.send({ jsonrpc: "2.0", id: (message as { id: number }).id, result: { padding: "x".repeat(1024) } });
+    };
+    await transport.start();
+    let allRead = false;
+    void transport.allRead().then(() => (allRead = true));
+    const requests = 1000;
+    // The last line has no newline: the end of stdin ends it.
+    stdin.end(Array.from({ length: requests }, (_, id) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" })).join("\n"));
+    // Event-loop turns, not time: however many pass, no more is read while stdout is full, stdin ended or not.
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(stdin.readableEnded).toBe(true);
+    expect(delivered).toBeGreaterThan(0);
+    expect(delivered).toBeLessThanOrEqual(64);
+    expect(stdout.writableLength).toBeLessThan(64 * 1100);
+    expect(allRead).toBe(false);
+    // The agent reads its answers: every request is read, the last one included, and then all is said read.
+    await untilSeen(() => {
+      while (held.length > 0) held.shift()!();
+      return allRead;
+    }, "every request to be read");
+    expect(delivered).toBe(requests);
+    await transport.close();
+  });
+
+  test("JsonLinesTransport finds a held-back cancel however JSON spells its method: \\/ (PHP's json_encode), \\u escapes, an escaped member name (MCP tester, session 50)", async () => {
+    const spellings = [
+      '{"jsonrpc":"2.0","method":"notifications\\/cancelled","params":{"requestId":100}}',
+      '{"jsonrpc":"2.0","method":"notifications\\u002fcancelled","params":{"requestId":100}}',
+      '{"jsonrpc":"2.0","method":"\\u006eotifications/\\u0063ancelled","params":{"requestId":100}}',
+      '{"jsonrpc":"2.0","\\u006dethod":"notifications\\/cancelled","params":{"requestId":100}}',
+    ];
+    for (const spelling of spellings) {
+      const { stdin, transport, delivered } = await linked();
+      let callAnswerable = false;
+      let cancelCameInTime = null as boolean | null;
+      transport.onmessage = (message) => {
+        delivered.push(message);
+        const { id, method } = message as { id?: number; method: string };
+        if (id === 100) setImmediate(() => (callAnswerable = true));
+        if (method === "notifications/cancelled") cancelCameInTime = !callAnswerable;
+      };
+      // 63 pings and the call (the 64th line, the last read this turn); its cancel is the 65th.
+      const pings = Array.from({ length: 63 }, (_, i) => JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
+      const call = JSON.stringify({ jsonrpc: "2.0", id: 100, method: "tools/call", params: { name: "slow", arguments: {} } });
+      stdin.write(`${[...pings, call, spelling].join("\n")}\n`);
+      await untilSeen(() => delivered.length === 65, "every line");
+      expect([spelling, cancelCameInTime]).toEqual([spelling, true]);
+      expect(delivered[64]).toEqual({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 100 } });
+      await transport.close();
+    }
+  });
+
   test("JsonLinesTransport reads a cancel of a request it read at once, though lines after that request wait a turn; a cancel of one still held back stays behind it (tester R2)", async () => {
     const { stdin, transport, delivered } = await linked();
     // What a server does with a call: answers it on a later turn. A cancel read after that turn came too late.

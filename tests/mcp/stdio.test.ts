@@ -160,6 +160,12 @@ async function serveToFreeze(root: string) {
   return server;
 }
 
+/** A read that leaves a mark where its input says, and answers "marked". */
+const MARK = capabilityFile("team.mark", {
+  input: "v.object({ path: v.string() })",
+  body: 'require("node:fs").writeFileSync(input.path, ""); return { greeting: "marked" };',
+});
+
 /** A checkout whose team.slow answers its tag after 400 ms, and ignores a cancel. */
 async function slowCheckout(): Promise<string> {
   const root = tempCheckout({
@@ -433,6 +439,88 @@ describe("docket mcp without a server", () => {
     expect(seen.sent).toBeGreaterThan(200);
     expect(seen).toEqual({ sent: seen.sent, answered: seen.sent + 1, ended: { code: 0, signal: null } });
   }, 90_000);
+
+  test("docket mcp alone answers what it holds back at the end of stdin as stdout takes it, not all at once into memory, and exits once all is answered (MCP tester, session 50: 1.2 GB)", async () => {
+    const root = tempCheckout({ "capabilities/team.mark.ts": MARK });
+    cleanups.push(() => removeCheckout(root));
+    const mark = join(root, "marked");
+    const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+    const reader = child.stdout.getReader();
+    const out: Uint8Array[] = [];
+    let readBytes = 0;
+    const readChunk = async () => {
+      const { value, done } = await reader.read();
+      if (value) {
+        out.push(value);
+        readBytes += value.length;
+      }
+      return !done;
+    };
+    const send = (messages: object[]) => child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));
+    // The plane is up once initialize is answered.
+    send([{ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "writer", version: "1" } } }]);
+    while (!Buffer.concat(out).includes("\n")) expect(await readChunk()).toBe(true);
+    // Hundreds of tools/list (each answer tens of KB), then a call that leaves a mark when it runs; stdin ends.
+    const lists = 600;
+    send([{ jsonrpc: "2.0", method: "notifications/initialized" }, ...Array.from({ length: lists }, (_, id) => ({ jsonrpc: "2.0", id: id + 1, method: "tools/list" })), { jsonrpc: "2.0", id: "mark", method: "tools/call", params: { name: "team_mark", arguments: { path: mark } } }]);
+    child.stdin.end();
+    // The agent reads nothing for a while. Read all at once at the end of stdin, the call ran now,
+    // every answer before it held in memory; read as stdout takes the answers, it does not run at
+    // all meanwhile, so this look is bounded (there is nothing to await) and no time is asserted.
+    for (let look = 0; look < 60 && !existsSync(mark); look++) await Bun.sleep(50);
+    // Then it reads everything; where it was when the call had run says how much was answered ahead of it.
+    let readWhenMarked = existsSync(mark) ? readBytes : null;
+    while (await readChunk()) if (readWhenMarked === null && existsSync(mark)) readWhenMarked = readBytes;
+    expect(await child.exited).toBe(0);
+    const answers = Buffer.concat(out).toString("utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+    expect(answers.filter((m) => typeof m.id === "number" && m.result?.tools).length).toBe(lists);
+    expect(answers.find((m) => m.id === "mark")).toMatchObject({ id: "mark", result: { structuredContent: { greeting: "marked" } } });
+    // The call is read only once all but the last few MB of answers before it were taken by the agent.
+    expect(readBytes).toBeGreaterThan(16 * 1024 * 1024);
+    expect(readWhenMarked).not.toBeNull();
+    expect(readWhenMarked!).toBeGreaterThan(readBytes - 8 * 1024 * 1024);
+  }, 90_000);
+
+  test("docket mcp alone cancels a start whose cancel, in the same write, spells its method with JSON escapes (PHP writes notifications\\/cancelled): the start is not answered (MCP tester, session 50)", async () => {
+    const root = tempCheckout({ "capabilities/team.wait.ts": WAIT });
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startRawAgent(root);
+    const seen: any[] = [];
+    const answerTo = async (id: string) => {
+      for (;;) {
+        const message = await agent.next();
+        if (message.id === id) return message;
+        seen.push(message);
+      }
+    };
+    const call = async (id: string, name: string, args: object) => {
+      agent.send(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }));
+      return answerTo(id);
+    };
+    const spellings = ["notifications\\/cancelled", "notifications\\u002fcancelled"];
+    for (const [round, spelling] of spellings.entries()) {
+      // Nothing waits for a turn when the write comes: the start is the 64th line, the last read in its turn.
+      agent.send(JSON.stringify({ jsonrpc: "2.0", id: `sync-${round}`, method: "ping" }));
+      await answerTo(`sync-${round}`);
+      const lines = Array.from({ length: 63 }, (_, i) => JSON.stringify({ jsonrpc: "2.0", id: `ping-${round}-${i}`, method: "ping" }));
+      lines.push(JSON.stringify({ jsonrpc: "2.0", id: `start-${round}`, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "team.wait", input: {} } } }));
+      lines.push(`{"jsonrpc":"2.0","method":"${spelling}","params":{"requestId":"start-${round}","reason":"changed my mind"}}`);
+      agent.send(lines.join("\n"));
+    }
+    const listed = await call("list", "docket_executions", {});
+    // None of the cancelled starts is answered.
+    expect(seen.filter((m) => String(m.id).startsWith("start-"))).toEqual([]);
+    // Whatever of them ran ends cancelled; none waits on for ever.
+    for (const execution of structured(listed.result).items as Array<{ id: string }>) {
+      let state = "";
+      for (let look = 0; look < 200 && !["cancelled", "succeeded", "failed"].includes(state); look++) {
+        if (look > 0) await Bun.sleep(50);
+        state = structured((await call(`get-${execution.id}-${look}`, "docket_execution", { id: execution.id })).result).state;
+      }
+      expect(state).toBe("cancelled");
+    }
+  });
 
   test("docket mcp alone refuses a request sent before initialize -32600, running nothing, and answers a ping", async () => {
     const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });

@@ -102,8 +102,13 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
    * held was handed on (_stream-ends.ts), so an answer still being parsed is never taken for one
    * that did not come.
    */
+  /** docket mcp is stopping: the answer streams its own close ends are not the server's doing. */
+  let stopping = false;
   const streamEnded = (ids: RequestId[], error: unknown) => {
     const origin = target.url.origin;
+    // docket mcp itself stopping (a signal, the agent gone) ends its own answer streams: no fault
+    // of the server's to report, and nobody to answer (MCP/CLI tester, session 50).
+    if (stopping) return;
     for (const id of ids) {
       // A cancelled request whose answer did not come (the server took the cancel) is done with.
       cancelled.delete(id);
@@ -211,7 +216,8 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     await upstream.close().catch(() => undefined);
     upstream = transport;
     target = address;
-    log(`docket mcp: the docket server's session was lost (it restarted); a new session is open at ${address.url.origin}.`);
+    // A server also ends the session it kept longest unused past its mcp_sessions (other agents' sessions count).
+    log(`docket mcp: the docket server's session was lost (it restarted, or it ended this session for others: it keeps at most --mcp-sessions); a new session is open at ${address.url.origin}.`);
     // Another server may serve other tools: the agent lists them again.
     await downstream.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }).catch(() => undefined);
     return true;
@@ -345,6 +351,9 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   };
   downstream.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
 
+  void options.hangUp.then((why) => {
+    if (why !== "stdin") stopping = true;
+  });
   await upstream.start();
   await downstream.start();
   // At the end of stdin the requests already read are answered first — while a server of the
@@ -361,6 +370,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     // Ends the session on the server; a server already gone (or frozen) has nothing to end.
     await bounded(upstream.terminateSession().catch(() => undefined));
   }
+  stopping = true;
   await upstream.close().catch(() => undefined);
   await downstream.close();
 

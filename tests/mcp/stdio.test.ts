@@ -61,6 +61,8 @@ interface RawAgent {
   /** The next message docket mcp wrote to stdout; a line that is not JSON fails the test. */
   next(): Promise<any>;
   pid: number;
+  /** What docket mcp wrote to stderr, once it has exited. */
+  stderrAtExit(): Promise<string>;
 }
 
 /** `docket mcp` over a checkout, its initialize sent and answered; the agent holds its stdout's reader, to close it. */
@@ -80,6 +82,7 @@ async function startRawAgent(root: string, { initialize = true } = {}): Promise<
   const received: any[] = [];
   let wake = (): void => undefined;
   let ended = false;
+  const stderr = new Response(child.stderr).text();
   void (async () => {
     const decoder = new TextDecoder();
     let buffer = "";
@@ -97,6 +100,10 @@ async function startRawAgent(root: string, { initialize = true } = {}): Promise<
   })();
   const agent: RawAgent = {
     pid: child.pid,
+    stderrAtExit: async () => {
+      await child.exited;
+      return await stderr;
+    },
     send(line) {
       child.stdin.write(`${line}\n`);
       child.stdin.flush();
@@ -960,7 +967,7 @@ describe("docket mcp beside a server", () => {
     // What happened, in docket's words alone: not the runtime's fetch hints nor the SDK's retry count.
     const said = agent.stderr();
     for (const raw of ["verbose: true", "Is the computer able to access the url", "Maximum reconnection attempts", "SSE stream"]) expect(said).not.toContain(raw);
-    expect(said.trim().split("\n").slice(1)).toEqual([`docket mcp: the docket server's session was lost (it restarted); a new session is open at ${second.url}.`]);
+    expect(said.trim().split("\n").slice(1)).toEqual([`docket mcp: the docket server's session was lost (it restarted, or it ended this session for others: it keeps at most --mcp-sessions); a new session is open at ${second.url}.`]);
     for (let i = 0; i < 40 && listChanged === 0; i++) await Bun.sleep(25);
     expect(listChanged).toBeGreaterThan(0);
     // The execution the agent starts now is the new server's.
@@ -980,6 +987,8 @@ describe("docket mcp beside a server", () => {
       await untilSeen(() => existsSync(join(root, "started.mark")), "the handler to start");
       process.kill(agent.pid, signal);
       await untilSeen(() => existsSync(join(root, "cancelled.mark")), `the handler to see its cancellation after ${signal}`);
+      // Its own stop ended the call's answer stream: not the server's doing, and not said to be (MCP/CLI tester, session 50).
+      expect(await agent.stderrAtExit()).not.toContain("closed a call's answer");
       expect((await fetch(`${server.url}/api/v1/health/report`)).status).toBe(200);
       rmSync(join(root, "started.mark"));
       rmSync(join(root, "cancelled.mark"));

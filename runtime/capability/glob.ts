@@ -1,146 +1,258 @@
 import { CapabilityError } from "./capability-error.ts";
 
-// Globs over `/`-separated relative paths (docs/capabilities.md, files.digest): `*` and `?` stay
-// inside a segment, `**` as a whole segment spans any number of them (none included), `[a-z]` /
-// `[!a]` are classes, `{a,b}` alternatives, `\` escapes. Dot files are matched like any other.
+// Globs over `/`-separated relative paths (docs/handler-api.md): `*` and `?` stay inside a
+// segment, `**` as a whole segment spans any number of them (none included), `[a-z]` / `[!a]`
+// are classes, `{a,b}` alternatives, `\` escapes. Dot files are matched like any other.
 //
-// Matched without backtracking into the past: a pattern is a list of segments, a segment a list of
-// tokens, and a star (of characters, or `**` of segments) is matched by the classic wildcard walk
-// that only ever returns to the last star. Its cost is at most the product of the two lengths,
-// where a RegExp of thirty `*a` spent a minute on one 200-character name and held the only worker
-// of every direct call (foundation tester, session 50).
+// A glob is compiled to a small automaton (Thompson's construction) and a path is read through it
+// once, every state it may be in at a time: its cost is at most the glob's length times the
+// path's, whatever its stars and braces, and one reading also says which folders above a path
+// match. A backtracking RegExp of thirty `*a` spent a minute on one 200-character name, and
+// expanding `{…}` into separate patterns multiplied the cost by the alternatives (foundation
+// testers, session 50); both held the only worker of every direct call.
 
-/** How many patterns the `{…}` alternatives of one glob may expand to: they multiply. */
-export const MAX_GLOB_ALTERNATIVES = 1024;
+/** The longest glob taken, in characters: past it a glob is refused (`invalid_input`), naming it. */
+export const MAX_GLOB_CHARS = 1024;
+/** The most characters the globs of one matcher may hold together: each path is read through each. */
+export const MAX_GLOBS_CHARS = 16 * 1024;
 
-/** One token of a segment: a character (or class) matched by `test`, or a star. */
-type Token = { star: true } | { star: false; test: (code: number) => boolean };
+const SLASH = 0x2f;
 
-/** One segment of a pattern: `**`, or its tokens. */
-type Segment = { globstar: true } | { globstar: false; tokens: Token[] };
+/** Which characters a step takes: one that tests a code unit. */
+type Test = (code: number) => boolean;
 
-/** A compiled glob: whether a path (its segments, the first `end`) matches. */
-type Compiled = (parts: readonly string[], end: number) => boolean;
+const notSlash: Test = (code) => code !== SLASH;
+const anyChar: Test = () => true;
+
+/** A glob's structure: a character, a run of characters (none included), a sequence, alternatives, an optional part. */
+type Node = { kind: "char"; test: Test } | { kind: "run"; test: Test } | { kind: "seq"; items: Node[] } | { kind: "alt"; options: Node[] } | { kind: "opt"; item: Node };
+
+/** One state of the automaton: takes a character to `out`, or splits to two states without one, or accepts. */
+type State = { kind: "char"; test: Test; out: number } | { kind: "split"; out: number; other: number } | { kind: "match" };
+
+/** A compiled glob: the automaton's states and its start. */
+interface Automaton {
+  states: State[];
+  start: number;
+}
 
 /**
- * Compiles one glob to a test of a whole relative path (`a/b.ts`). A class with a range out of
- * order (`[z-a]`) and a glob whose `{…}` expand to more than {@link MAX_GLOB_ALTERNATIVES}
- * patterns are refused as `invalid_input`, naming the pattern.
+ * Compiles one glob to a test of a whole relative path (`a/b.ts`). A glob longer than
+ * {@link MAX_GLOB_CHARS}, and a class with a range out of order (`[z-a]`), are refused as
+ * `invalid_input`, naming the glob.
  */
 export function compileGlob(pattern: string): (relativePath: string) => boolean {
-  const compiled = compileParts(pattern);
-  return (relativePath) => {
-    const parts = relativePath.split("/");
-    return compiled(parts, parts.length);
-  };
+  const automaton = compile(pattern);
+  return (relativePath) => run(automaton, relativePath, false);
 }
 
 /**
  * A matcher for a list of globs, with .gitignore habits: a pattern without `/` matches a name at
  * any depth, and a path matches when it or any folder above it matches (`dist` covers
  * `dist/a.js`). A leading `./` or `/` anchors at the base and is dropped; a trailing `/` too.
+ * Globs holding more than {@link MAX_GLOBS_CHARS} characters together are refused as `invalid_input`.
  */
 export function globMatcher(patterns: readonly string[]): (relativePath: string) => boolean {
+  const total = patterns.reduce((sum, pattern) => sum + pattern.length, 0);
+  if (total > MAX_GLOBS_CHARS) {
+    throw new CapabilityError("invalid_input", `The ${patterns.length} globs hold ${total} characters together, more than ${MAX_GLOBS_CHARS}: each path is read through each of them. Use fewer or shorter globs (a {a,b} alternative, or a * for what varies).`, {
+      context: { globs: patterns.length, characters: total, limit: MAX_GLOBS_CHARS },
+    });
+  }
   const compiled = patterns.map((raw) => {
     const pattern = raw.replace(/^\.?\//, "").replace(/\/+$/, "");
     const byName = !raw.replace(/\/+$/, "").includes("/");
-    return { test: compileParts(pattern), byName };
+    return { automaton: compile(pattern, raw), byName };
   });
   return (relativePath) => {
-    const parts = relativePath.split("/");
-    for (let end = 1; end <= parts.length; end++) {
-      const name = [parts[end - 1]!];
-      if (compiled.some((c) => (c.byName ? c.test(name, 1) : c.test(parts, end)))) return true;
+    for (const { automaton, byName } of compiled) {
+      if (byName) {
+        // Each name alone: a name at any depth.
+        let start = 0;
+        for (let end = relativePath.indexOf("/"); ; end = relativePath.indexOf("/", start)) {
+          const stop = end === -1 ? relativePath.length : end;
+          if (run(automaton, relativePath.slice(start, stop), false)) return true;
+          if (end === -1) break;
+          start = end + 1;
+        }
+      } else if (run(automaton, relativePath, true)) return true;
     }
     return false;
   };
 }
 
-/** The test of one glob over path segments: any of its `{…}` expansions matching. */
-function compileParts(pattern: string): Compiled {
-  const alternatives = expandBraces(pattern).map((expanded) => {
-    // `**/**` means no more than `**`.
-    const segments = expanded.split("/").filter((segment, i, all) => !(segment === "**" && all[i - 1] === "**"));
-    return segments.map((segment): Segment => (segment === "**" ? { globstar: true } : { globstar: false, tokens: tokensOf(segment, pattern) }));
-  });
-  return (parts, end) => alternatives.some((segments) => matchSegments(segments, parts, end));
+/**
+ * Reads `text` through the automaton, keeping every state it may be in. With `prefixes`, true as
+ * soon as the path up to a `/` (a folder above it) matches, as well as the whole.
+ */
+function run(automaton: Automaton, text: string, prefixes: boolean): boolean {
+  const { states } = automaton;
+  const seen = new Int32Array(states.length).fill(-1);
+  let current: number[] = [];
+  let next: number[] = [];
+  let generation = 0;
+  /** Adds `state` and what it splits to, once per character read. */
+  const add = (list: number[], first: number) => {
+    const pending = [first];
+    while (pending.length > 0) {
+      const at = pending.pop()!;
+      if (seen[at] === generation) continue;
+      seen[at] = generation;
+      const state = states[at]!;
+      if (state.kind === "split") pending.push(state.other, state.out);
+      else list.push(at);
+    }
+  };
+  const accepts = (list: number[]) => list.some((at) => states[at]!.kind === "match");
+  add(current, automaton.start);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // The folder up to here, as gitignore reads a pattern: it and everything below it.
+    if (prefixes && code === SLASH && i > 0 && accepts(current)) return true;
+    generation++;
+    next.length = 0;
+    for (const at of current) {
+      const state = states[at]!;
+      if (state.kind === "char" && state.test(code)) add(next, state.out);
+    }
+    if (next.length === 0) return false;
+    [current, next] = [next, current];
+  }
+  return accepts(current);
+}
+
+/** The automaton of one glob (Thompson's construction from its structure). */
+function compile(pattern: string, given = pattern): Automaton {
+  if (pattern.length > MAX_GLOB_CHARS) {
+    throw new CapabilityError("invalid_input", `The glob ${JSON.stringify(given.slice(0, 80))}… is ${given.length} characters long, more than ${MAX_GLOB_CHARS}; use a shorter one (a * for what varies).`, {
+      context: { pattern: given.slice(0, 200), limit: MAX_GLOB_CHARS },
+    });
+  }
+  const states: State[] = [];
+  const add = (state: State) => states.push(state) - 1;
+  const match = add({ kind: "match" });
+  /** The start of `node`, whose end leads to `then`. */
+  const build = (node: Node, then: number): number => {
+    switch (node.kind) {
+      case "char":
+        return add({ kind: "char", test: node.test, out: then });
+      case "run": {
+        // A split that takes one more character and comes back, or goes on.
+        const split = add({ kind: "split", out: -1, other: then });
+        const take = add({ kind: "char", test: node.test, out: split });
+        (states[split] as { out: number }).out = take;
+        return split;
+      }
+      case "seq": {
+        let start = then;
+        for (let i = node.items.length - 1; i >= 0; i--) start = build(node.items[i]!, start);
+        return start;
+      }
+      case "alt": {
+        let start = build(node.options[node.options.length - 1]!, then);
+        for (let i = node.options.length - 2; i >= 0; i--) start = add({ kind: "split", out: build(node.options[i]!, then), other: start });
+        return start;
+      }
+      case "opt":
+        return add({ kind: "split", out: build(node.item, then), other: then });
+    }
+  };
+  return { states, start: build(parse(pattern, given), match) };
+}
+
+/** A piece of a glob read in order: a node, or a brace's opening, separator or closing. */
+type Piece = Node | "{" | "," | "}";
+
+/**
+ * The structure of a glob. Segments are read first (`**` is a segment of its own), then braces,
+ * which may hold `/`: an unclosed `{` takes every brace of the glob literally, as written.
+ */
+function parse(pattern: string, given: string): Node {
+  const pieces = piecesOf(pattern, given, true);
+  let depth = 0;
+  for (const piece of pieces) {
+    if (piece === "{") depth++;
+    else if (piece === "}" && depth > 0) depth--;
+  }
+  return group(depth > 0 ? piecesOf(pattern, given, false) : pieces);
 }
 
 /**
- * The wildcard walk: `items` of a pattern against `count` items of a text, where a star item
- * takes any run of them (none included) and any other takes exactly one, as `one` says. On a
- * mismatch it goes back only to the last star, one item further: never to an earlier star.
+ * The pieces of a glob, segment by segment: the separators between them, `**` as the runs it
+ * stands for, and within a segment escapes, stars, `?`, classes and (when `braces`) the braces'
+ * marks; `,` and `}` are marks only inside a brace.
  */
-function wildcardWalk(patternLength: number, isStar: (p: number) => boolean, count: number, one: (p: number, t: number) => boolean): boolean {
-  let p = 0;
-  let t = 0;
-  let starP = -1;
-  let starT = 0;
-  while (t < count) {
-    if (p < patternLength && isStar(p)) {
-      starP = p++;
-      starT = t;
-    } else if (p < patternLength && one(p, t)) {
-      p++;
-      t++;
-    } else if (starP >= 0) {
-      p = starP + 1;
-      t = ++starT;
-    } else return false;
+function piecesOf(pattern: string, given: string, braces: boolean): Piece[] {
+  const pieces: Piece[] = [];
+  const literal = (code: number): Node => ({ kind: "char", test: (c) => c === code });
+  // `**/**` means no more than `**`.
+  const segments = pattern.split("/").filter((segment, i, all) => !(segment === "**" && all[i - 1] === "**"));
+  let open = 0;
+  for (let s = 0; s < segments.length; s++) {
+    const segment = segments[s]!;
+    const last = s === segments.length - 1;
+    if (segment === "**") {
+      // `a/**/b` also matches `a/b`, and a trailing `a/**` everything below `a` (and `a`).
+      const any: Node = { kind: "run", test: anyChar };
+      const slash = literal(SLASH);
+      if (last) pieces.push(s === 0 ? any : { kind: "opt", item: { kind: "seq", items: [slash, any] } });
+      else if (s === 0) pieces.push({ kind: "opt", item: { kind: "seq", items: [any, slash] } });
+      else pieces.push({ kind: "opt", item: { kind: "seq", items: [slash, any] } }, slash);
+      continue;
+    }
+    if (s > 0 && segments[s - 1] !== "**") pieces.push(literal(SLASH));
+    for (let i = 0; i < segment.length; i++) {
+      const c = segment[i]!;
+      if (c === "\\" && i + 1 < segment.length) pieces.push(literal(segment.charCodeAt(++i)));
+      else if (c === "*") {
+        while (segment[i + 1] === "*") i++;
+        pieces.push({ kind: "run", test: notSlash });
+      } else if (c === "?") pieces.push({ kind: "char", test: notSlash });
+      else if (c === "[" && segment.indexOf("]", i + 2) !== -1) {
+        const close = segment.indexOf("]", i + 2);
+        pieces.push(classOf(segment.slice(i + 1, close), given));
+        i = close;
+      } else if (braces && c === "{") {
+        open++;
+        pieces.push("{");
+      } else if (braces && open > 0 && (c === "," || c === "}")) {
+        if (c === "}") open--;
+        pieces.push(c);
+      } else pieces.push(literal(segment.charCodeAt(i)));
+    }
   }
-  while (p < patternLength && isStar(p)) p++;
-  return p === patternLength;
+  return pieces;
 }
 
-/** Whether `segments` match the first `end` segments of a path: `**` any run of them, another exactly one. */
-function matchSegments(segments: readonly Segment[], parts: readonly string[], end: number): boolean {
-  return wildcardWalk(
-    segments.length,
-    (p) => segments[p]!.globstar,
-    end,
-    (p, t) => matchTokens((segments[p] as { tokens: Token[] }).tokens, parts[t]!),
-  );
-}
-
-/** Whether one segment's tokens match one name: `*` any run of characters, another exactly one. */
-function matchTokens(tokens: readonly Token[], name: string): boolean {
-  return wildcardWalk(
-    tokens.length,
-    (p) => tokens[p]!.star,
-    name.length,
-    (p, t) => (tokens[p] as { test: (code: number) => boolean }).test(name.charCodeAt(t)),
-  );
-}
-
-/** The tokens of one segment (no `/` in it): characters, `?`, classes, stars (a run of `*` is one), escapes. */
-function tokensOf(segment: string, pattern: string): Token[] {
-  const tokens: Token[] = [];
-  const literal = (code: number): Token => ({ star: false, test: (c) => c === code });
-  for (let i = 0; i < segment.length; i++) {
-    const c = segment[i]!;
-    if (c === "\\" && i + 1 < segment.length) tokens.push(literal(segment.charCodeAt(++i)));
-    else if (c === "*") {
-      while (segment[i + 1] === "*") i++;
-      tokens.push({ star: true });
-    } else if (c === "?") tokens.push({ star: false, test: () => true });
-    else if (c === "[" && segment.indexOf("]", i + 2) !== -1) {
-      const close = segment.indexOf("]", i + 2);
-      tokens.push(classToken(segment.slice(i + 1, close), pattern));
-      i = close;
-    } else tokens.push(literal(segment.charCodeAt(i)));
+/** Pieces whose braces are balanced as one node: each `{…}` its alternatives. */
+function group(pieces: Piece[]): Node {
+  const stack: Array<{ options: Node[]; items: Node[] }> = [{ options: [], items: [] }];
+  for (const piece of pieces) {
+    const top = stack[stack.length - 1]!;
+    if (piece === "{") stack.push({ options: [], items: [] });
+    else if (piece === ",") {
+      top.options.push({ kind: "seq", items: top.items });
+      top.items = [];
+    } else if (piece === "}") {
+      stack.pop();
+      top.options.push({ kind: "seq", items: top.items });
+      stack[stack.length - 1]!.items.push({ kind: "alt", options: top.options });
+    } else top.items.push(piece);
   }
-  return tokens;
+  return { kind: "seq", items: stack[0]!.items };
 }
 
-/** A class's body (`a-z`, `!abc`, `^0-9`) as a token: its characters and ranges, taken as they are (no escapes inside). */
-function classToken(body: string, pattern: string): Token {
+/** A class's body (`a-z`, `!abc`, `^0-9`) as a step: its characters and ranges, taken as they are (no escapes inside); negated, never `/`. */
+function classOf(body: string, given: string): Node {
   const negated = body.startsWith("!") || body.startsWith("^");
   const chars = negated ? body.slice(1) : body;
   const ranges: Array<[number, number]> = [];
   for (let j = 0; j < chars.length; ) {
     if (j + 2 < chars.length && chars[j + 1] === "-") {
       const [low, high] = [chars.charCodeAt(j), chars.charCodeAt(j + 2)];
-      if (low > high) throw new CapabilityError("invalid_input", `The glob ${JSON.stringify(pattern.slice(0, 200))} has the class range ${chars.slice(j, j + 3)}, whose ends are out of order; write it ${chars[j + 2]}-${chars[j]}.`, { context: { pattern: pattern.slice(0, 200) } });
+      if (low > high) {
+        throw new CapabilityError("invalid_input", `The glob ${JSON.stringify(given.slice(0, 200))} has the class range ${chars.slice(j, j + 3)}, whose ends are out of order; write it ${chars[j + 2]}-${chars[j]}.`, { context: { pattern: given.slice(0, 200) } });
+      }
       ranges.push([low, high]);
       j += 3;
     } else {
@@ -149,79 +261,5 @@ function classToken(body: string, pattern: string): Token {
     }
   }
   const within = (code: number) => ranges.some(([low, high]) => code >= low && code <= high);
-  return { star: false, test: negated ? (code) => !within(code) : within };
-}
-
-/** A piece of a pattern: text as written, or `{…}` alternatives, each a list of pieces. */
-type Piece = string | Piece[][];
-
-/**
- * Every pattern the `{a,b}` of `pattern` stand for, nested ones too; the text between them as
- * written. An escaped `\{` and a `{` inside a class are text; so is every `{` of a pattern with
- * one left unclosed, which is then one pattern.
- */
-function expandBraces(pattern: string): string[] {
-  let i = 0;
-  let unclosed = false;
-  /** Reads pieces up to the end, or (inside braces) to the `,` or `}` that ends an alternative. */
-  const read = (inside: boolean): Piece[] => {
-    const pieces: Piece[] = [];
-    let text = "";
-    while (i < pattern.length) {
-      const c = pattern[i]!;
-      if (inside && (c === "," || c === "}")) break;
-      if (c === "\\" && i + 1 < pattern.length) {
-        text += pattern.slice(i, i + 2);
-        i += 2;
-      } else if (c === "[" && classEnd(pattern, i) !== -1) {
-        const end = classEnd(pattern, i);
-        text += pattern.slice(i, end + 1);
-        i = end + 1;
-      } else if (c === "{") {
-        i++;
-        const alternatives: Piece[][] = [read(true)];
-        while (pattern[i] === ",") {
-          i++;
-          alternatives.push(read(true));
-        }
-        if (pattern[i] !== "}") {
-          unclosed = true;
-          return pieces;
-        }
-        i++;
-        if (text !== "") pieces.push(text);
-        text = "";
-        pieces.push(alternatives);
-      } else {
-        text += c;
-        i++;
-      }
-    }
-    if (text !== "") pieces.push(text);
-    return pieces;
-  };
-  const pieces = read(false);
-  // An unclosed `{` takes every brace of the pattern literally, rather than making it invalid
-  // (a segment's tokens are never braces: only this expansion reads them).
-  if (unclosed) return [pattern];
-  const expand = (list: Piece[]): string[] => {
-    let out = [""];
-    for (const piece of list) {
-      const options = typeof piece === "string" ? [piece] : piece.flatMap(expand);
-      if (out.length * options.length > MAX_GLOB_ALTERNATIVES) {
-        throw new CapabilityError("invalid_input", `The glob ${JSON.stringify(pattern.slice(0, 200))} stands for more than ${MAX_GLOB_ALTERNATIVES} patterns (its {…} alternatives multiply); split it into several globs, or use * or ? for the parts that vary.`, {
-          context: { pattern: pattern.slice(0, 200), limit: MAX_GLOB_ALTERNATIVES },
-        });
-      }
-      out = out.flatMap((before) => options.map((option) => before + option));
-    }
-    return out;
-  };
-  return expand(pieces);
-}
-
-/** Where the class opening at `at` closes (the `]` after at least one character, within the segment), or -1. */
-function classEnd(pattern: string, at: number): number {
-  const close = pattern.indexOf("]", at + 2);
-  return close === -1 || pattern.slice(at, close).includes("/") ? -1 : close;
+  return { kind: "char", test: negated ? (code) => code !== SLASH && !within(code) : within };
 }

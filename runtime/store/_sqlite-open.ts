@@ -64,9 +64,20 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
     // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's
     // mode) — never through a link: a state.db committed as a link to a file outside the checkout
     // made the store, and narrowed the mode of, that file.
-    const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    // Nor waiting on a named pipe put there: opened for writing, one with no reader held the
+    // start in open() for good, saying nothing (checking testers, session 50).
+    const notAFile = (what: string) => new Error(`it is ${what}, not a file`);
+    let fd: number;
     try {
-      if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+      fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0), 0o600);
+    } catch (error) {
+      // A pipe with no reader refuses a write-only open that does not wait.
+      throw (error as NodeJS.ErrnoException).code === "ENXIO" ? notAFile("a named pipe (FIFO)") : error;
+    }
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) throw notAFile(stat.isFIFO() ? "a named pipe (FIFO)" : stat.isSocket() ? "a socket" : "not a regular file");
+      if ((stat.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
     } finally {
       closeSync(fd);
     }

@@ -44,6 +44,18 @@ describe.skipIf(process.platform !== "linux")("docket serve beside named pipes i
     expect(existsSync(join(dir, "lease.json"))).toBe(false);
   }, 60_000);
 
+  test("a FIFO as its store file .docket/state.db is refused at once, naming it, by serve and by a run with a run_id (checking testers, session 50: serve waited in open() for good)", async () => {
+    const checkout = tempCheckout();
+    mkdirSync(join(checkout, ".docket"), { recursive: true });
+    mkfifo(join(checkout, ".docket", "state.db"));
+    const serve = await docket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain(`Cannot open the execution store ${join(checkout, ".docket", "state.db")}: it is a named pipe (FIFO), not a file.`);
+    const run = await docket(fromSource, ["run", "health.report", "--run-id", "fifo-store"], { cwd: checkout });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("state.db is a named pipe (FIFO), not docket's store file; remove it");
+  }, 60_000);
+
   test("a FIFO put in place of its lease while it serves is replaced by the lease, and the server keeps answering and stops on SIGTERM", async () => {
     const checkout = tempCheckout();
     const lease = join(checkout, ".docket", "lease.json");

@@ -26,6 +26,23 @@ export function cockpitEdge(c: Context): EdgeInfo {
   return { actor: { kind: "cockpit" }, ...requestIds(c as never) };
 }
 
+/**
+ * The controls a form filled in: each name sent with a value, and each group above it (`input.a`
+ * for `input.a.0.b`), so that a secret that was a whole group (an object, rows, a record) counts
+ * as typed again once anything in it is. A variant's chooser alone fills nothing. Made once per
+ * form: names beyond 32 segments deep are no control's (form-names.ts).
+ */
+function filledControls(form: URLSearchParams): Set<string> {
+  const filled = new Set<string>();
+  for (const [name, value] of form) {
+    if (value === "" || name.endsWith(".variant") || filled.has(name)) continue;
+    filled.add(name);
+    let at = name.lastIndexOf(".");
+    for (let depth = 0; at > 0 && depth < 32; depth++, at = name.lastIndexOf(".", at - 1)) filled.add(name.slice(0, at));
+  }
+  return filled;
+}
+
 /** A thrown expected failure as its descriptor; anything else is rethrown (a 500 page). */
 function failureOf(c: Context, error: unknown): FailureDescriptor {
   if (error instanceof FailureError) return error.failure;
@@ -72,7 +89,8 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   if (!reading.ok) return page(400, { errors: reading.errors, problem: reading.message });
   // Run again of an execution given a secret: not sent without it, unasked (cockpit tester: an
   // optional token left empty ran with another input). The raw JSON box, when filled, is the input.
-  const untyped = (form.get(RAW_JSON_CONTROL) ?? "").trim() === "" ? form.getAll(TYPE_AGAIN_CONTROL).filter((control) => (form.get(control) ?? "") === "") : [];
+  const typed = (form.get(RAW_JSON_CONTROL) ?? "").trim() === "" ? filledControls(form) : null;
+  const untyped = typed === null ? [] : form.getAll(TYPE_AGAIN_CONTROL).filter((control) => !typed.has(control));
   if (untyped.length > 0) {
     const problem = "The execution this form runs again was given a secret here, and secrets are never stored: type it again. To run without it, open the capability's form afresh.";
     return page(400, { errors: Object.fromEntries(untyped.map((control) => [control, "Type it again: the execution this runs again was given one."])), problem });

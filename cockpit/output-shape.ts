@@ -57,16 +57,22 @@ function cellText(value: unknown): string {
   return shownCut(value === undefined ? "" : typeof value === "string" ? value : (JSON.stringify(value) ?? ""), MAX_CELL);
 }
 
+/** Characters that draw nothing a reader tells apart: controls, format characters, spaces but the plain one, blank letters. */
+const INVISIBLE = /[\p{C}\p{Z}\u115f\u1160\u3164\uffa0\u2800]/u;
+/** A character that draws something: not one of those, nor a mark alone. */
+const VISIBLE = /[^\p{C}\p{Z}\p{M}\u115f\u1160\u3164\uffa0\u2800]/u;
+
 /**
- * A column's name as its header shows it: the key as shown text, or, when that shows nothing
- * (`""`, spaces, only U+202E), the key quoted with each invisible character written as its
- * escape — a header of no text was a sort button of no width and no name, and such columns
- * looked alike (cockpit tester, session 50).
+ * A column's name as its header shows it: the key as it is when every character of it shows and
+ * it does not begin with `"`; otherwise the key quoted as JSON, each character that draws nothing
+ * written as its escape (`"\u200b"`), `"` and `\` escaped. A header of no visible text was a sort
+ * button of no width and no name, and keys that differ only in what does not show (`a` and
+ * `a` + U+202E, an empty key and the key `""`) were headed alike (cockpit testers, session 50).
  */
 function columnName(key: string, max: number): string {
-  const shown = shownCut(key, max);
-  if (shown.trim() !== "") return shown;
-  const escaped = [...key].map((ch) => (ch === " " || /^[\x21-\x7e]$/.test(ch) ? ch : `\\u${ch.codePointAt(0)!.toString(16).padStart(4, "0")}`)).join("");
+  const invisible = (ch: string) => ch !== " " && INVISIBLE.test(ch);
+  if (shownText(key) === key && VISIBLE.test(key) && !key.startsWith('"') && ![...key].some(invisible)) return shownCut(key, max);
+  const escaped = [...key].map((ch) => (ch === '"' || ch === "\\" ? `\\${ch}` : invisible(ch) ? `\\u${ch.codePointAt(0)!.toString(16).padStart(4, "0")}` : ch)).join("");
   return shownCut(`"${escaped}"`, max);
 }
 

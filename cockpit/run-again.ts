@@ -136,8 +136,11 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
   if (value === undefined) return;
   const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
   // A field no longer marked sensitive still holds what was stored for it when it was: only
-  // "[redacted]", which sent back would run as its value (cockpit tester, session 50).
-  if (field.sensitive || (!group && holdsRedacted(value))) {
+  // "[redacted]", which sent back would run as its value (cockpit tester, session 50). A group
+  // that was the secret (a sensitive object, record or variant, a list of sensitive rows) holds
+  // it in its own place, not in a field of its own: the whole group is typed again (checking tester).
+  const wholeGroupSecret = group && (value === REDACTED || (field.kind === "rows" && Array.isArray(value) && value.some((item) => item === REDACTED)));
+  if (field.sensitive || (!group && holdsRedacted(value)) || wholeGroupSecret) {
     if (value !== null) {
       unheld.secrets.push(path);
       values.append(TYPE_AGAIN_CONTROL, field.control);

@@ -65,8 +65,21 @@ export default capability({
 });
 `;
 
+/** A whole object that was a secret once (its schema no longer says so): Run again asks for it as a group. */
+const VAULT = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.vault", title: "Vault", description: "Gives its input back.", effect: "read",
+  input: v.object({ name: v.string(), creds: v.object({ user: v.optional(v.string()), key: v.optional(v.string()) }) }),
+  output: v.any(),
+  handler(input) {
+    return input;
+  },
+});
+`;
+
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.tally.ts": TALLY, "team.notify.ts": NOTIFY, "team.hosts.ts": HOSTS, "team.huge.ts": HUGE });
+  server = await startCockpitServer({}, { "team.tally.ts": TALLY, "team.notify.ts": NOTIFY, "team.hosts.ts": HOSTS, "team.huge.ts": HUGE, "team.vault.ts": VAULT });
 });
 
 afterAll(async () => {
@@ -95,6 +108,15 @@ describe("cockpit forms", () => {
     expect(afresh.querySelector('[data-slot="result"]')?.textContent ?? "").toContain('"with_token": false');
     // A plain page (no Run again) asks nothing more of an optional secret.
     expect(parseHtml((await server.page("/cockpit/capabilities/team.notify")).html).querySelector('input[name="input.token"]')!.hasAttribute("required")).toBe(false);
+  });
+
+  test("a group asked for again (a whole object that was the secret) runs nothing until something in it is typed, then runs with what was typed (checking tester, session 50)", async () => {
+    const without = await server.post("/cockpit/capabilities/team.vault", { mode: "call", "input.name": "n", type_again: "input.creds" });
+    expect(without.status).toBe(400);
+    expect(textOf(parseHtml(await without.text()), "[data-slot=\"problem\"], .notice-error, .problem") ?? "").toContain("type it again");
+    const typed = await server.post("/cockpit/capabilities/team.vault", { mode: "call", "input.name": "n", "input.creds.user": "ada", type_again: "input.creds" });
+    expect(typed.status).toBe(200);
+    expect(textOf(parseHtml(await typed.text()), '[data-slot="result"]')).toContain('"user": "ada"');
   });
 
   test("a direct Run's output is shown by its shape, as on an execution's page: rows are a sortable table, the JSON one click away (cockpit tester, session 43)", async () => {

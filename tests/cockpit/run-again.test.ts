@@ -300,6 +300,32 @@ describe("Run again of a field that held a secret when it ran and is no longer m
     expect(doc.querySelector('input[name="input.token"]')!.hasAttribute("required")).toBe(true);
   });
 
+  test("asks again for a whole group that was the secret (an object, a record, rows of secrets, a nullable object), never filling it empty (checking tester, session 50: {} and [] ran)", () => {
+    const groups: RegisteredCapability = {
+      ...capabilityOf("read"),
+      input_schema: {
+        type: "object",
+        properties: {
+          name: { type: "string" },
+          wholeobj: { type: "object", properties: { a: { type: "string" } } },
+          wholerec: { type: "object", additionalProperties: { type: "string" } },
+          rowitems: { type: "array", items: { type: "object", properties: { x: { type: "string" } } } },
+          nullableobj: { anyOf: [{ type: "object", properties: { a: { type: "string" } }, required: ["a"] }, { type: "null" }] },
+        },
+        required: ["name", "wholeobj", "wholerec", "rowitems", "nullableobj"],
+      },
+    };
+    const again = againValues(storeWith({ name: "n", wholeobj: "[redacted]", wholerec: "[redacted]", rowitems: ["[redacted]", "[redacted]"], nullableobj: "[redacted]" }), groups, ID);
+    expect(again.kind).toBe("filled");
+    if (again.kind !== "filled") return;
+    expect(again.values.get("input.name")).toBe("n");
+    const asked = again.values.getAll("type_again");
+    expect(asked).toEqual(expect.arrayContaining(["input.wholeobj", "input.wholerec", "input.rowitems"]));
+    expect(again.notice).toContain("secrets are never stored");
+    expect(again.notice).not.toContain("left empty");
+    expect(again.values.has("raw_json")).toBe(false);
+  });
+
   test("never puts a stored \"[redacted]\" in the raw JSON box, even of a member the form has no field for", () => {
     const again = againValues(storeWith({ name: "n1", old_token: "[redacted]" }), unmarked, ID);
     expect(again.kind === "filled" && again.values.has("raw_json")).toBe(false);

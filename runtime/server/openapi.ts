@@ -5,6 +5,7 @@ import { DOCKET_VERSION } from "../version.ts";
 import { EXECUTION_ID_PATTERN } from "../execution/execution-id.ts";
 import { API_PREFIX, capabilityPath, methodsOf } from "./api-routes.ts";
 import { holdsSecret } from "./query-input.ts";
+import { queryStyleOf } from "./query-style.ts";
 
 type Doc = Record<string, unknown>;
 
@@ -85,11 +86,14 @@ function operation(capability: RegisteredCapability, method: "GET" | "POST", inp
   const required = new Set((input.required ?? []) as string[]);
   const secret = secretFields(capability);
   if (secret.length > 0) op.description += `\n\nTaken in a POST body only, never from the query string: ${secret.join(", ")} (sensitive).`;
+  const declared = (capability.input_schema.properties ?? {}) as Record<string, JsonSchema>;
   op.parameters = Object.entries(properties).filter(([name]) => !secret.includes(name)).map(([name, schema]) => {
-    const structured = schema.type === "object" || (Array.isArray(schema.anyOf) && !("type" in schema));
-    // Objects and unions travel as JSON in one parameter; OpenAPI says so with `content` instead
-    // of `schema`. An array is one element per occurrence of its key (query-input.ts inputFromQuery).
-    return structured
+    // What can hold an object or an array, other than an array itself (an object, a variant, a
+    // union or an intersection holding one), travels as one JSON text; OpenAPI says so with
+    // `content` instead of `schema`. An array is one element per occurrence of its key, anything
+    // else its text (query-style.ts, the rule the reader follows). The style is decided on the
+    // capability's own schema, whose `$defs` its refs (a v.lazy) point into.
+    return queryStyleOf(declared[name], capability.input_schema) === "json"
       ? { name, in: "query", required: required.has(name), content: { "application/json": { schema } } }
       : { name, in: "query", required: required.has(name), schema: parameterSchema(schema), style: "form", explode: true };
   });

@@ -1,50 +1,9 @@
 import type { JsonSchema } from "../capability/registered.ts";
 import { hasSensitive, isSensitiveSchema } from "../execution/redaction.ts";
 import { refTarget } from "../execution/schema-refs.ts";
+import { arrayMemberOf, elementSchemaOf, queryStyleOf, readJson, readScalar } from "./query-style.ts";
 
-type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" | "array";
-
-/** The JSON types a schema admits, looking through `anyOf`/`oneOf`/`allOf`, `const` and `enum`. */
-function typesOf(schema: JsonSchema | undefined, depth = 0): Set<JsonType> {
-  const types = new Set<JsonType>();
-  if (!schema || typeof schema !== "object" || depth > 8) return types;
-  const t = schema.type;
-  for (const one of Array.isArray(t) ? t : t === undefined ? [] : [t]) types.add(one as JsonType);
-  for (const key of ["anyOf", "oneOf", "allOf"] as const) {
-    const members = schema[key];
-    if (Array.isArray(members)) for (const m of members) for (const one of typesOf(m as JsonSchema, depth + 1)) types.add(one);
-  }
-  const values = "const" in schema ? [schema.const] : Array.isArray(schema.enum) ? schema.enum : [];
-  for (const value of values) types.add(value === null ? "null" : Array.isArray(value) ? "array" : (typeof value as JsonType));
-  return types;
-}
-
-/** The array member of a schema: itself, or the first array member of a union. */
-function arrayMemberOf(schema: JsonSchema | undefined, depth = 0): JsonSchema | undefined {
-  if (!schema || typeof schema !== "object" || depth > 8) return undefined;
-  if (schema.type === "array") return schema;
-  for (const key of ["anyOf", "oneOf"] as const) {
-    const members = schema[key];
-    if (!Array.isArray(members)) continue;
-    for (const m of members) {
-      const found = arrayMemberOf(m as JsonSchema, depth + 1);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
-
-/** The schema of element `index` of an array schema: its tuple place (`prefixItems`), else the rest's (`items`). */
-function elementSchemaOf(array: JsonSchema | undefined, index: number): JsonSchema | undefined {
-  const places = Array.isArray(array?.prefixItems) ? (array.prefixItems as JsonSchema[]) : [];
-  if (index < places.length) return places[index];
-  return array?.items && typeof array.items === "object" && !Array.isArray(array.items) ? (array.items as JsonSchema) : undefined;
-}
-
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-// A whole number in a query is written in decimal digits: `1e1` and `1.0` are numbers, not the
-// way a count or a sequence is written, and /events never took them (readWholeNumber).
-const INTEGER = /^-?\d+$/;
+// How a whole number is written in a query: decimal digits only (readWholeNumber).
 const DIGITS = /^\d+$/;
 
 /** A query parameter refused before validation: the sentence to answer and the parameter it names. */
@@ -148,8 +107,9 @@ export function queryEncodingRefusal(search: string): QueryRefusal | null {
 
 /**
  * The first GET parameter refused before the input is built, or null: one that holds a secret
- * (holdsSecret: it belongs in a POST body), or one whose schema is a non-negative integer and
- * whose text is not one of its range (readWholeNumber), named in the words /events uses for `after`.
+ * (holdsSecret: it belongs in a POST body), one whose schema is a non-negative integer and whose
+ * text is not one of its range (readWholeNumber), named in the words /events uses for `after`, or
+ * one published as a JSON text (query-style.ts) whose text, or an element's, is not JSON.
  */
 export function queryRefusal(params: URLSearchParams, inputSchema: JsonSchema): QueryRefusal | null {
   const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
@@ -172,53 +132,78 @@ export function queryRefusal(params: URLSearchParams, inputSchema: JsonSchema): 
     const read = readWholeNumber(key, values[0]!, range);
     if (!read.ok) return read.refusal;
   }
+  // A text that cannot be read as openapi.json publishes its field is refused naming it: read as
+  // a string instead, a union with a string member would run on a value nobody sent.
+  for (const key of new Set(params.keys())) {
+    if (!Object.hasOwn(properties, key)) continue;
+    const read = readField(key, params.getAll(key), properties[key], inputSchema);
+    if (!read.ok) return read.refusal;
+  }
   return null;
 }
 
-/** One query string value turned into the JSON type its schema wants; left a string when it cannot be (validation names it). */
-function coerceScalar(raw: string, schema: JsonSchema | undefined): unknown {
-  const types = typesOf(schema);
-  if (types.size === 0 || types.has("string")) return raw;
-  if (types.has("number") && NUMBER.test(raw)) return Number(raw);
-  if (types.has("integer") && INTEGER.test(raw) && Number.isInteger(Number(raw))) return Number(raw);
-  if (types.has("boolean")) {
-    if (raw === "true" || raw === "1") return true;
-    if (raw === "false" || raw === "0") return false;
-  }
-  if (types.has("null") && (raw === "null" || raw === "")) return null;
-  if (types.has("object") || types.has("array")) {
-    try {
-      return JSON.parse(raw);
-    } catch {
-      return raw;
-    }
-  }
-  return raw;
+/** A field's value as read from the query, or why it cannot be. */
+type FieldRead = { ok: true; value: unknown } | { ok: false; refusal: QueryRefusal };
+
+/**
+ * One query text as the schema of its field (or of its element, `element` its place) wants it, as
+ * openapi.ts publishes it (query-style.ts): a JSON text where that is the style, refused when it
+ * is not JSON (read as text, `?k="a"` would be the string `"a"` with its quotes and `?k=a` a
+ * string where a conforming client sends `"a"`); else the first type that takes the text, or the
+ * text itself for validation to name.
+ */
+function readText(key: string, raw: string, schema: JsonSchema | undefined, root: JsonSchema, element?: number): FieldRead {
+  if (!schema) return { ok: true, value: raw };
+  if (queryStyleOf(schema, root) === "form") return { ok: true, value: (readScalar(raw, schema, root) ?? { value: raw }).value };
+  const json = readJson(raw);
+  if (json) return { ok: true, value: json.value };
+  const shown = JSON.stringify(raw.slice(0, 80));
+  const name = JSON.stringify(key.slice(0, 64));
+  return {
+    ok: false,
+    refusal: {
+      message:
+        element === undefined
+          ? `${name} is one JSON text, as openapi.json publishes it (content: application/json), and ${shown} is not JSON. Nothing was run.`
+          : `Each occurrence of ${name} in the query string is one element, and this array's elements are JSON texts (an object, an array or a union holding one): element ${element} (${key.slice(0, 64)}[${element}]), ${shown}, is not JSON. Nothing was run.`,
+      suggestion: `Write it as JSON, percent-encoded: a string in double quotes (${key.slice(0, 64)}=%22text%22), an object or an array as JSON (curl: -G --data-urlencode '${key.slice(0, 64)}=…'); or send a JSON body with POST.`,
+      context: { parameter: key.slice(0, 64), reason: "query_not_json" },
+    },
+  };
+}
+
+/**
+ * One field from all the occurrences of its key: an array field (and a union holding one, its key
+ * repeated) one element per occurrence, converted by the schema of its place; any other one value,
+ * or the values of a key repeated as they are, for validation to name the mistake.
+ */
+function readField(key: string, values: string[], schema: JsonSchema | undefined, root: JsonSchema): FieldRead {
+  const array = schema !== undefined && (queryStyleOf(schema, root) === "array" || values.length > 1) ? arrayMemberOf(schema, root) : undefined;
+  const reads = values.map((raw, i) => (array ? readText(key, raw, elementSchemaOf(array, i), root, i) : readText(key, raw, schema, root)));
+  const refused = reads.find((read) => !read.ok);
+  if (refused) return refused;
+  const read = reads.map((one) => (one as { value: unknown }).value);
+  return { ok: true, value: array || values.length > 1 ? read : read[0] };
 }
 
 /**
  * Builds a capability's input from GET query parameters, coerced by its input JSON Schema, as
- * openapi.ts publishes them: numbers, integers and booleans from text; a field whose schema is an
- * array (a tuple too) is `style: form, explode: true` — each occurrence of its key is one element,
- * exactly as sent, converted by the schema of its place (no comma list, no JSON array guessed from
- * a leading `[`: either would change a text element someone sent); an object is one JSON text, and
- * a union (published as JSON too) is read by its members, an object or array from JSON. A
- * parameter the schema does not name stays a string.
+ * openapi.ts publishes them (query-style.ts): numbers, integers and booleans from text; a field
+ * whose schema is an array (a tuple, a `v.lazy` one too) is `style: form, explode: true` — each
+ * occurrence of its key is one element, exactly as sent, converted by the schema of its place (no
+ * comma list, no JSON array guessed from a leading `[`: either would change a text element someone
+ * sent); a field that can hold an object or array otherwise (an object, a variant, a union or an
+ * intersection holding one) is one JSON text; a union of scalars is read by its first member that
+ * takes the text. A parameter the schema does not name stays a string. A text that cannot be read
+ * as published (queryRefusal refuses it first) is left as sent.
  */
 export function inputFromQuery(params: URLSearchParams, inputSchema: JsonSchema): Record<string, unknown> {
   const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
   const input: Record<string, unknown> = {};
   for (const key of new Set(params.keys())) {
     const values = params.getAll(key);
-    const schema = Object.hasOwn(properties, key) ? properties[key] : undefined;
-    // A union holding an array, its key repeated, reads the same way: one element per occurrence.
-    const array = schema?.type === "array" ? schema : values.length > 1 ? arrayMemberOf(schema) : undefined;
-    if (array) {
-      put(input, key, values.map((value, i) => coerceScalar(value, elementSchemaOf(array, i))));
-      continue;
-    }
-    // A key repeated for a non-array stays an array, so validation names the mistake.
-    put(input, key, values.length === 1 ? coerceScalar(values[0]!, schema) : values.map((value) => coerceScalar(value, schema)));
+    const read = readField(key, values, Object.hasOwn(properties, key) ? properties[key] : undefined, inputSchema);
+    put(input, key, read.ok ? read.value : values.length === 1 ? values[0] : values);
   }
   return input;
 }

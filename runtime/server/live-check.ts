@@ -38,16 +38,13 @@ export function checkLiveRequest(params: URLSearchParams, upgrade: boolean, admi
     };
   }
   if (!upgrade) {
-    // The first execution's cursor: its own when each has one.
-    const named = target.executions === "all" ? null : target.executions[0]!;
-    const after = named !== null && target.cursors !== undefined ? cursorOf(target, named) : target.after;
-    const events = `/api/v1/executions/events?id=${named === null ? "<id>" : encodeURIComponent(named)}${after === undefined ? "" : `&after=${after}`}`;
+    const routes = httpRoutes(target);
     return {
       ok: false,
       status: 426,
       error_code: "invalid_input",
-      message: `/events is a WebSocket (RFC 6455): connect with a WebSocket client. Over HTTP, read the same events from ${events} and list executions at /api/v1/executions.`,
-      context: { reason: "upgrade_required", events, executions: "/api/v1/executions" },
+      message: `/events is a WebSocket (RFC 6455): connect with a WebSocket client. Over HTTP, read the same events from ${routesText(routes)} and list executions at /api/v1/executions.`,
+      context: { reason: "upgrade_required", events: routes[0]!, ...(routes.length > 1 ? { events_each: routes } : {}), executions: "/api/v1/executions" },
       headers: { Upgrade: "websocket", Connection: "Upgrade" },
     };
   }
@@ -67,4 +64,28 @@ export function checkLiveRequest(params: URLSearchParams, upgrade: boolean, admi
     };
   }
   return { ok: true, target };
+}
+
+// Routes a 426 names in its message; the others are counted (all are in its context, at most
+// MAX_NAMED_EXECUTIONS of them), so the message stays a few lines however many are followed.
+const ROUTES_NAMED = 3;
+
+/**
+ * The HTTP route of each followed execution's events, from its own cursor: a 426 naming only the
+ * first of several said "the same events" of a request that asked for more (a tester's finding).
+ */
+function httpRoutes(target: LiveTarget): string[] {
+  if (target.executions === "all") return [`/api/v1/executions/events?id=<id>${target.after === undefined ? "" : `&after=${target.after}`}`];
+  return target.executions.map((id) => {
+    const after = target.cursors !== undefined ? cursorOf(target, id) : target.after;
+    return `/api/v1/executions/events?id=${encodeURIComponent(id)}${after === undefined ? "" : `&after=${after}`}`;
+  });
+}
+
+/** The routes as a sentence: every one up to ROUTES_NAMED, else the first ones and how many more. */
+function routesText(routes: string[]): string {
+  if (routes.length === 1) return routes[0]!;
+  if (routes.length <= ROUTES_NAMED) return `${routes.slice(0, -1).join(", ")} and ${routes.at(-1)!} (one per execution)`;
+  const more = routes.length - ROUTES_NAMED;
+  return `${routes.slice(0, ROUTES_NAMED).join(", ")} and ${more} more, one per execution followed, each with its own id and after (all ${routes.length} are in context.events_each)`;
 }

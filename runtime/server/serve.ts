@@ -88,6 +88,11 @@ export interface ServeOptions {
   watchOptions?: WatchFoldersOptions;
   /** How often the server looks that its lease is still in place (default LEASE_LOOK_MS); tests shorten it. */
   leaseLookMs?: number;
+  /**
+   * Called once when the checkout's folder is found moved, renamed or deleted (watchLease): `docket
+   * serve` stops then. Without it the server only says so.
+   */
+  onCheckoutGone?: () => void;
 }
 
 /** A running `docket serve`. */
@@ -307,7 +312,7 @@ export const LEASE_LOOK_MS = 2000;
  * per loss, and that a sqlite store's file went with the folder. A lease that cannot be written
  * is said once until it can be again.
  */
-function watchLease(lease: Lease, home: string | null, options: Pick<ServeOptions, "log" | "storeKind" | "leaseLookMs">): ReturnType<typeof setInterval> {
+function watchLease(lease: Lease, home: string | null, options: Pick<ServeOptions, "log" | "storeKind" | "leaseLookMs" | "onCheckoutGone">): ReturnType<typeof setInterval> {
   let failing = false;
   // The checkout's folder itself (`home`, taken before the server bound): moved or deleted, its
   // path is no longer this checkout, and a lease written there made the old path again, an empty
@@ -316,7 +321,12 @@ function watchLease(lease: Lease, home: string | null, options: Pick<ServeOption
   const timer = setInterval(() => {
     try {
       if (folderIdentity(lease.root) !== home) {
-        if (!away) options.log(`warning: the checkout this server serves, ${lease.root}, is gone or is another folder now (moved, renamed or deleted): its lease is not written there again. The server goes on with what it runs; stop it, and start docket serve in the checkout's new place.`);
+        // Served on, it would load and run whatever folder comes to the old path next, and write
+        // into it (checking tester, session 50): docket serve stops.
+        if (!away) {
+          options.log(`warning: the checkout this server serves, ${lease.root}, is gone or is another folder now (moved, renamed or deleted): its lease is not written there again${options.onCheckoutGone ? ", and the server stops" : ""}. Start docket serve in the checkout's new place.`);
+          options.onCheckoutGone?.();
+        }
         away = true;
         return;
       }

@@ -91,6 +91,8 @@ export default defineCommand({
     let lock: CheckoutLock | null | undefined;
     let serveModule: typeof import("../../server/serve.ts") | undefined;
     let server;
+    // The checkout moved or deleted under the server: it stops, as on a signal, and exits 1.
+    let checkoutGone = () => undefined as void;
     try {
       lock = lockCheckout(findCheckoutRoot(process.cwd()));
       serveModule = await import("../../server/serve.ts");
@@ -111,6 +113,7 @@ export default defineCommand({
         mounts: defaultMounts,
         watch: parsed.watch !== false,
         log,
+        onCheckoutGone: () => checkoutGone(),
       });
     } catch (error) {
       // Another server on this checkout, a bad token, a port in use, an unusable store file: the operator fixes it.
@@ -138,6 +141,11 @@ export default defineCommand({
     // when a line was lost (a full disk); a second signal leaves at once (fd-writer.ts hands over
     // what the reader takes then).
     installShutdown(server, { log: server.log, exit: (code) => void exitWhenWritten(code, exitGuard.exit) });
+    const stopped = server;
+    checkoutGone = () => {
+      const exit = () => void exitWhenWritten(1, exitGuard.exit);
+      stopped.stop("server stopping (its checkout was moved or deleted)").then(exit, exit);
+    };
     if (parsed.open) void openBrowser(`${server.url}/cockpit`, server.log);
     // Runs until a signal; installShutdown stops the server and exits the process.
     return new Promise<number>(() => {});

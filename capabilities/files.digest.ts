@@ -1,7 +1,8 @@
 import { capability, CapabilityError, globMatcher, openRegularFile, resolveInside, sha256File, type CapabilityContext } from "docket";
 import * as v from "valibot";
 import { createHash } from "node:crypto";
-import { lstat, readdir, realpath, stat } from "node:fs/promises";
+import { constants, type Dirent } from "node:fs";
+import { lstat, open, readdir, readlink, realpath, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
 /** Folders no one wants in a manifest; met during the walk they are skipped (a `path` inside one is still digested). */
@@ -134,7 +135,13 @@ async function listFiles(base: string, realRoot: string, ctx: CapabilityContext,
   while (pending.length > 0) {
     if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
     const dir = pending.pop()!;
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const entries = await readFolderInside(dir, realRoot, dir !== base);
+    if (entries === null) {
+      const rel = toPosix(relative(root, dir));
+      ctx.progress.diagnostic({ severity: "warning", code: "folder_changed", file: rel, message: `Skipped ${rel}: it changed while it was walked (a symbolic link leading outside the checkout put in its place?)` });
+      continue;
+    }
+    for (const entry of entries) {
       const abs = join(dir, entry.name);
       const fromBase = toPosix(relative(base, abs));
       if (filters.exclude(fromBase)) continue;
@@ -151,6 +158,41 @@ async function listFiles(base: string, realRoot: string, ctx: CapabilityContext,
     }
   }
   return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
+/**
+ * The entries of a folder the walk met, read only when the folder read is inside the checkout: a
+ * folder listed and then replaced by a link leading out was walked through the link, and the names
+ * outside appeared in the diagnostics (checking tester, session 50). On Linux the folder is opened
+ * (not through a link, but for the walk's own base, which may be one inside) and read through its
+ * descriptor, whose real path is checked; elsewhere it must be the same folder before and after
+ * the read. Null when it is not.
+ */
+async function readFolderInside(dir: string, realRoot: string, noLink: boolean): Promise<Dirent[] | null> {
+  const inside = (path: string) => path === realRoot || path.startsWith(realRoot + sep);
+  if (process.platform === "linux") {
+    let handle;
+    try {
+      handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | (noLink ? constants.O_NOFOLLOW : 0));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ELOOP" || code === "ENOTDIR" || code === "ENOENT") return null;
+      throw error;
+    }
+    try {
+      const descriptor = `/proc/self/fd/${handle.fd}`;
+      const where = await readlink(descriptor).catch(() => null);
+      if (where !== null) return inside(where) ? await readdir(descriptor, { withFileTypes: true }) : null;
+    } finally {
+      await handle.close();
+    }
+  }
+  const before = await lstat(dir).catch(() => null);
+  if (before === null || !(before.isDirectory() || (!noLink && before.isSymbolicLink()))) return null;
+  const entries = await readdir(dir, { withFileTypes: true });
+  const after = await lstat(dir).catch(() => null);
+  const real = await realpath(dir).catch(() => null);
+  return after !== null && after.ino === before.ino && after.dev === before.dev && real !== null && inside(real) ? entries : null;
 }
 
 /** A symbolic link is digested when it leads to a file inside the checkout; links to folders are not walked (no cycles). */

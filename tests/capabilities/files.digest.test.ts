@@ -215,6 +215,31 @@ describe("files.digest", () => {
     }
   }, 60_000);
 
+  test.skipIf(process.platform !== "linux")("files.digest never lists a folder outside the checkout while a link to it is swapped in and out of a folder's place during the walk (checking tester, session 50: outside names in the diagnostics)", async () => {
+    const outside = await realpath(await mkdtemp(join(tmpdir(), "docket-outside-")));
+    await mkdir(join(outside, "secretdir"));
+    await writeFile(join(outside, "secretdir", "SECRET-NAME.txt"), "x\n");
+    await mkdir(join(root, "w", "s"), { recursive: true });
+    await writeFile(join(root, "w", "s", "inside.txt"), "in\n");
+    // Folders beside it, walked between its listing and its reading: the window a swap needs.
+    for (let i = 0; i < 300; i++) await mkdir(join(root, "w", `d${i}`));
+    // Swaps w/s between its folder and a link leading outside, each by a rename, for at most 20 s.
+    const swapper = Bun.spawn(["bash", "-c", `end=$((SECONDS+20)); while [ $SECONDS -lt $end ]; do mv -T w/s w/.s && ln -s ${JSON.stringify(outside)} w/s; rm -f w/s && mv -T w/.s w/s; done`], { cwd: root, stdout: "ignore", stderr: "ignore" });
+    try {
+      const said: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        const t = createTestContext({ root });
+        const output = await runHandler(digest, { path: "w" }, t.ctx).catch((error) => ({ manifest: `refused: ${(error as Error).message} ${JSON.stringify((error as CapabilityError).context ?? {})}` }));
+        said.push(String(output.manifest), JSON.stringify(t.diagnostics()));
+      }
+      expect(said.filter((text) => text.includes("SECRET-NAME") || text.includes("secretdir"))).toEqual([]);
+    } finally {
+      swapper.kill();
+      await swapper.exited;
+      await removeCheckout(outside);
+    }
+  }, 60_000);
+
   for (const [name, path] of [
     ["a .. escape", "../"],
     ["an absolute path", "/etc"],

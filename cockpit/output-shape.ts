@@ -58,7 +58,7 @@ function cellText(value: unknown): string {
 }
 
 /** Characters that draw nothing a reader tells apart: controls, format characters, spaces but the plain one, blank letters. */
-const INVISIBLE = /[\p{C}\p{Z}\u115f\u1160\u3164\uffa0\u2800]/u;
+const INVISIBLE = /[\p{C}\p{Z}\p{Default_Ignorable_Code_Point}\u115f\u1160\u3164\uffa0\u2800]/u;
 /** A character that draws something: not one of those, nor a mark alone. */
 const VISIBLE = /[^\p{C}\p{Z}\p{M}\u115f\u1160\u3164\uffa0\u2800]/u;
 
@@ -71,8 +71,10 @@ const VISIBLE = /[^\p{C}\p{Z}\p{M}\u115f\u1160\u3164\uffa0\u2800]/u;
  */
 function columnName(key: string, max: number): string {
   const invisible = (ch: string) => ch !== " " && INVISIBLE.test(ch);
-  if (shownText(key) === key && VISIBLE.test(key) && !key.startsWith('"') && ![...key].some(invisible)) return shownCut(key, max);
-  const escaped = [...key].map((ch) => (ch === '"' || ch === "\\" ? `\\${ch}` : invisible(ch) ? `\\u${ch.codePointAt(0)!.toString(16).padStart(4, "0")}` : ch)).join("");
+  // Spaces at an edge, or two together, do not show in a header either (HTML folds them).
+  if (shownText(key) === key && VISIBLE.test(key) && !key.startsWith('"') && !/^ | $| {2}/.test(key) && ![...key].some(invisible)) return shownCut(key, max);
+  // Each space written as an escape too where spaces decide (every one of a key of spaces, folded otherwise).
+  const escaped = [...key].map((ch) => (ch === '"' || ch === "\\" ? `\\${ch}` : invisible(ch) || (ch === " " && /^ | $| {2}/.test(key)) ? `\\u${ch.codePointAt(0)!.toString(16).padStart(4, "0")}` : ch)).join("");
   return shownCut(`"${escaped}"`, max);
 }
 

@@ -24,10 +24,10 @@ describe("outputShape", () => {
   test("a column whose name shows nothing (empty, spaces, only U+202E) is named by its key quoted, each invisible character escaped, so each is a header of its own (cockpit tester, session 50: nameless sort buttons)", () => {
     const shape = outputShape([{ "": 1, " ": 2, "\u202e": 3, ok: 4 }]) as { kind: string; table: { columns: string[]; labels: string[] } };
     expect(shape.kind).toBe("table");
-    expect(shape.table.columns).toEqual(['""', '" "', '"\\u202e"', "ok"]);
+    expect(shape.table.columns).toEqual(['""', '"\\u0020"', '"\\u202e"', "ok"]);
     expect(shape.table.labels).toEqual(shape.table.columns);
     // Every key that draws nothing, or that differs from another only in what does not show, or that reads as a quoted one, is a header of its own (checking tester, session 50).
-    const keys = ["\u200b", "\u200b\u200b", "\u200e", "\u2060", "\u00ad", "\u180e", "\u3164", "\u2800", '""', '" "', '"\\u202e"', "a", "a\u202e", "a\u200b", "naïve", "नाम", "日本"];
+    const keys = ["\u200b", "\u200b\u200b", "\u200e", "\u2060", "\u00ad", "\u180e", "\u3164", "\u2800", '""', '" "', '"\\u202e"', "a\ufe0f", "a\u034f", "\u034f", "x\u180b", "a ", " a", "a  b", "a b", "  ", "a", "a\u202e", "a\u200b", "naïve", "नाम", "日本"];
     const many = outputShape([Object.fromEntries(keys.map((key, i) => [key, i]))]) as { table: { columns: string[] } };
     expect(new Set(many.table.columns).size).toBe(keys.length);
     for (const column of many.table.columns) expect(column).toMatch(/[^\p{C}\p{Z}\p{M}]/u);

@@ -41,6 +41,22 @@ function typesOf(schema: unknown, root: JsonSchema, depth = 0): Set<JsonType> {
   return types;
 }
 
+/**
+ * Whether a schema may take a value of the JSON type of `value` (refs and members followed; no
+ * type at all takes any), not whether it validates: which reading of a text to keep.
+ */
+export function admitsTypeOf(schema: unknown, root: JsonSchema, value: unknown): boolean {
+  const types = typesOf(schema, root);
+  if (types.size === 0) return true;
+  const type = jsonTypeOf(value);
+  return types.has(type) || (type === "number" && types.has("integer") && Number.isInteger(value)) || (type === "number" && types.has("number"));
+}
+
+/** Whether a schema may take a string (see admitsTypeOf). */
+export function admitsString(schema: unknown, root: JsonSchema): boolean {
+  return typesOf(schema, root).has("string");
+}
+
 function jsonTypeOf(value: unknown): JsonType {
   return value === null ? "null" : Array.isArray(value) ? "array" : (typeof value as JsonType);
 }

@@ -26,6 +26,8 @@ const shape = v.object({
   ltree: v.optional(v.lazy(() => tree)),
   trees: v.optional(v.array(tree)),
   inter: v.optional(v.intersect([v.array(v.number()), v.array(v.number())])),
+  arrun: v.optional(v.array(v.union([v.string(), v.array(v.string())]))),
+  narr: v.optional(v.nullable(v.array(v.string()))),
 });
 
 export default capability({
@@ -120,8 +122,15 @@ describe("GET union, variant, lazy and intersection parameters", () => {
     expect(error).toMatchObject({ error_code: "invalid_input", context: { parameter: "sa", reason: "query_not_json" } });
     expect(error.message).toBe('"sa" is one JSON text, as openapi.json publishes it (content: application/json), and "a" is not JSON. Nothing was run.');
     expect(error.suggestion).toContain("sa=%22text%22");
-    // Its key repeated, it is one element per occurrence, as sent.
-    expect(await echo("sa=a&sa=%22b%22")).toEqual({ status: 200, body: { sa: ["a", '"b"'] } });
+    // Its key repeated, it is one element per occurrence, each a JSON text too; a text that is no JSON is the string itself (second checking tester, session 50).
+    expect(await echo("sa=a&sa=%22b%22")).toEqual({ status: 200, body: { sa: ["a", "b"] } });
+    expect(await echo("narr=%22a%22&narr=%22b%22")).toEqual({ status: 200, body: { narr: ["a", "b"] } });
+    expect(await echo("narr=a&narr=b")).toEqual({ status: 200, body: { narr: ["a", "b"] } });
+  });
+
+  test("an element of a form array that may be a string is its text as sent, as an OpenAPI client writes a string element; JSON of another type it takes is read as JSON (second checking tester, session 50)", async () => {
+    expect(await echo("arrun=a&arrun=%5B%22x%22%5D&arrun=5")).toEqual({ status: 200, body: { arrun: ["a", ["x"], "5"] } });
+    expect(await echo("arrun=%22q%22")).toEqual({ status: 200, body: { arrun: ['"q"'] } });
   });
 
   test("a union of scalars is form text, read by its first member that takes it (a)", async () => {

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
-import type { HangUp } from "./hang-up.ts";
+import type { HangUp, StopNow } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { cancelledRequest, PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
 import { watchStreamEnds } from "./_stream-ends.ts";
@@ -31,6 +31,8 @@ export interface BridgeOptions {
   stdout: Writable;
   /** Resolves when the agent hangs up (see untilHangUp). */
   hangUp: Promise<HangUp>;
+  /** Resolves when the session is to stop at once, after the end of stdin too (see untilHangUp); absent, never. */
+  stopNow?: Promise<StopNow>;
   log: (line: string) => void;
   /**
    * Where the checkout's server is now (its lease), asked when the session is lost or the server
@@ -345,30 +347,54 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     }
     if (isJSONRPCNotification(message) && message.method === "notifications/initialized") agentInitialized = true;
     queue = queue.then(() => {
+      // Stopping: what is still queued is sent nowhere (nobody is left to answer, or stop was asked).
+      if (stopping) return;
       if (isJSONRPCRequest(message) && !unsent.delete(message.id)) return;
       return forward(message);
     });
   };
   downstream.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
 
+  const stopNow: Promise<StopNow> = options.stopNow ?? new Promise<StopNow>(() => undefined);
   void options.hangUp.then((why) => {
     if (why !== "stdin") stopping = true;
   });
+  void stopNow.then(() => (stopping = true));
   await upstream.start();
   await downstream.start();
   // At the end of stdin the requests already read are answered first — while a server of the
-  // checkout answers (a frozen or dead one would hold them for ever); a signal stops at once.
+  // checkout answers (a frozen or dead one would hold them for ever) and until a signal comes or
+  // the agent closes its stdout: then it stops at once, as before the end (a backlog of calls
+  // was forwarded to the last with nobody to answer: MCP checking tester, session 50).
+  let ending: "answered" | "gone" | "stop" = "stop";
   if ((await options.hangUp) === "stdin") {
     // Lines held back at the end of stdin are read as stdout takes the answers: each is waited for.
-    await Promise.race([downstream.allRead().then(() => pending.settled()), serverGone()]);
-    await downstream.allRead();
-    for (const id of pending.waiting()) {
-      const message = `The docket server at ${target.url.origin} stopped answering (frozen or gone) and stdin has ended, so docket mcp stops waiting for this request. A call that starts work may have run: find it with \`docket executions list\` once a server runs again.`;
-      await answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
+    const answeredAll = downstream.allRead().then(() => pending.settled());
+    const over = () => Promise.race([answeredAll.then(() => "answered" as const), stopNow.then(() => "stop" as const)]);
+    ending = await Promise.race([over(), serverGone().then(() => "gone" as const)]);
+    // The server answers no more: what waits is answered here. That makes room for the requests
+    // still held back (see JsonLinesTransport's bound), read and answered in turn until all is.
+    while (ending === "gone") {
+      for (const id of pending.waiting()) {
+        const message = `The docket server at ${target.url.origin} stopped answering (frozen or gone) and stdin has ended, so docket mcp stops waiting for this request. A call that starts work may have run: find it with \`docket executions list\` once a server runs again.`;
+        // Not sent on if still queued; an answer the server gives it after all is not a second one.
+        unsent.delete(id);
+        await answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
+        gaveUp.add(id);
+      }
+      ending = await Promise.race([over(), new Promise<"gone">((resolve) => setTimeout(() => resolve("gone"), GONE_LOOK_MS))]);
     }
-    await bounded(queue);
-    // Ends the session on the server; a server already gone (or frozen) has nothing to end.
-    await bounded(upstream.terminateSession().catch(() => undefined));
+    if (ending === "answered") {
+      await bounded(queue);
+      // Ends the session on the server; a server already gone (or frozen) has nothing to end.
+      if (!stopping) await bounded(upstream.terminateSession().catch(() => undefined));
+    }
+  }
+  if (ending === "stop" && !suspect) {
+    // Stopped at once (a signal, the agent gone), the session on the server is ended as at the
+    // end of stdin, bounded more tightly: the calls it still runs for nobody are cancelled there.
+    stopping = true;
+    await bounded(upstream.terminateSession().catch(() => undefined), STOP_SESSION_END_MS);
   }
   stopping = true;
   await upstream.close().catch(() => undefined);
@@ -440,7 +466,13 @@ const NO_SERVER = "no docket server serves the checkout now (its lease names non
 /** How often, once stdin has ended with requests unanswered, the lease is asked whether a server still answers. */
 const LIVENESS_MS = 2_000;
 
+/** How often, once the server is found gone after the end of stdin, the requests read since are answered. */
+const GONE_LOOK_MS = 50;
+
+/** How long the server is given to end the session when docket mcp stops at once (a signal, the agent gone). */
+const STOP_SESSION_END_MS = 500;
+
 /** What the end of the bridge waits for at most: a frozen server holds a send or the session's end for ever. */
-function bounded(work: Promise<unknown>): Promise<unknown> {
-  return Promise.race([work, new Promise((resolve) => setTimeout(resolve, 2_000).unref?.())]);
+function bounded(work: Promise<unknown>, ms = 2_000): Promise<unknown> {
+  return Promise.race([work, new Promise((resolve) => setTimeout(resolve, ms).unref?.())]);
 }

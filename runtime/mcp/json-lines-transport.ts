@@ -5,7 +5,7 @@ import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextpro
 import { checkMessage } from "./_message-check.ts";
 import { isBlankJson, jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 import { HeldLines } from "./_held-lines.ts";
-import { PendingRequests } from "./pending-requests.ts";
+import { UnansweredRequests } from "./_unanswered-requests.ts";
 
 /** The longest line read as one message (the SDK's stdio bound, 10 MiB); a longer one is answered and skipped. */
 export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
@@ -22,6 +22,17 @@ const LINES_PER_TURN = 64;
  * spun a core instead of exiting.
  */
 export const MAX_BACKLOG_BYTES = 1024 * 1024;
+
+/**
+ * Requests read and not yet answered past which no further line is read (but a cancel of one of
+ * them, which ends it) until answers go out. Below it, stdin was read on however slow the work:
+ * two thousand calls of ten minutes each, 500 KB apiece, were read ahead into half a gigabyte
+ * (MCP checking tester, session 50). Notifications do not count; a cancelled request is done.
+ */
+export const MAX_UNANSWERED_REQUESTS = 256;
+
+/** The bytes of those requests' lines, together, past which no further line is read (see MAX_UNANSWERED_REQUESTS). */
+export const MAX_UNANSWERED_BYTES = 16 * 1024 * 1024;
 
 /**
  * MCP's stdio transport, one JSON-RPC message per line each way, for `docket mcp` on both sides of
@@ -49,8 +60,10 @@ export class JsonLinesTransport implements Transport {
   private turnPending = false;
   /** Lines read from stdin and held back until the answers to those before them had a turn. */
   private held: HeldLines | null = null;
-  /** The ids of requests read and not answered yet: what a cancel held back may be for (see readHeldCancels). */
-  private readonly unanswered = new PendingRequests();
+  /** The requests read and not answered yet: what a cancel held back may be for (see readHeldCancels), and what bounds reading on (see readHeldOrWait). */
+  private readonly unanswered = new UnansweredRequests();
+  /** Lines are held back until answers go out: the requests read and not answered are at their bound. */
+  private waitingForAnswers = false;
   /** stdin is paused: more than MAX_BACKLOG_BYTES is held back. */
   private paused = false;
   /** A line was read: a byte-order mark is skipped before the first one only. */
@@ -106,6 +119,12 @@ export class JsonLinesTransport implements Transport {
    */
   send(message: JSONRPCMessage): Promise<void> {
     this.unanswered.answered(message);
+    this.readOnIfRoom();
+    return this.write(message);
+  }
+
+  /** Writes one message, past stdout's bound once it drains (see send); a message of the transport's own answers no request read. */
+  private write(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) return resolve();
       if (!this.draining) {
@@ -151,14 +170,16 @@ export class JsonLinesTransport implements Transport {
     this.ended = true;
     if (this.held === null && (this.partial.length > 0 || this.skipping)) this.held = new HeldLines(Buffer.alloc(0), true, this.maxLineBytes);
     this.held?.endLastLine();
-    if (this.held !== null && !this.turnPending && !this.draining) this.readHeld(this.held);
+    if (!this.turnPending && !this.draining) this.readHeldOrWait();
     this.tellAllRead();
   };
 
   private readonly onData = (chunk: Buffer | string) => {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
-    // A chunk that comes while lines wait for their turn (or for stdout's room) waits behind them.
-    if (this.held !== null || this.turnPending || this.draining) {
+    // A chunk that comes while lines wait for their turn (or for stdout's room, or for answers) waits behind them.
+    if (this.held !== null || this.turnPending || this.draining || this.atBound()) {
+      // Nothing else reads on then: the answers to come do (readOnIfRoom).
+      if (!this.turnPending && !this.draining) this.waitingForAnswers = true;
       // A chunk's first piece continues the line begun before it only when nothing is held back.
       if (this.held === null) this.held = new HeldLines(bytes, this.partial.length > 0 || this.skipping, this.maxLineBytes);
       else this.held.append(bytes);
@@ -193,7 +214,8 @@ export class JsonLinesTransport implements Transport {
   private readLines(bytes: Buffer): number {
     let start = 0;
     let lines = 0;
-    for (let end = bytes.indexOf(NEWLINE, start); end !== -1 && lines < LINES_PER_TURN; end = bytes.indexOf(NEWLINE, start)) {
+    // The bound is looked at before each line: a turn's 64 lines of 10 MiB each would pass it far.
+    for (let end = bytes.indexOf(NEWLINE, start); end !== -1 && lines < LINES_PER_TURN && !this.atBound(); end = bytes.indexOf(NEWLINE, start)) {
       const piece = bytes.subarray(start, end);
       start = end + 1;
       if (this.skipping) {
@@ -205,7 +227,7 @@ export class JsonLinesTransport implements Transport {
       this.partialBytes = 0;
       lines++;
       if (line.length > this.maxLineBytes) this.refuseTooLong();
-      else this.read(line.toString("utf8"));
+      else this.read(line.toString("utf8"), line.length);
     }
     return start;
   }
@@ -229,8 +251,34 @@ export class JsonLinesTransport implements Transport {
     if (this.held === null || this.unanswered.count === 0) return;
     this.held.takeCancels(
       (id) => this.unanswered.has(id),
-      (line) => this.read(line),
+      (line) => this.read(line, Buffer.byteLength(line)),
     );
+  }
+
+  /** Whether the requests read and not answered are at their bound: no further line is read until answers go out. */
+  private atBound(): boolean {
+    return this.unanswered.count >= MAX_UNANSWERED_REQUESTS || this.unanswered.bytes >= MAX_UNANSWERED_BYTES;
+  }
+
+  /** Reads a turn's lines of what is held back, or waits for answers while at the bound (readOnIfRoom ends the wait). */
+  private readHeldOrWait(): void {
+    if (this.held === null) return;
+    if (this.atBound()) this.waitingForAnswers = true;
+    else this.readHeld(this.held);
+  }
+
+  /**
+   * A request was answered or cancelled: reading waiting for answers goes on, a turn later (not
+   * inside the send of a server's handler). Cancels were read all along (readHeldCancels), so
+   * the bound never holds back a line that would end a request it waits on.
+   */
+  private readOnIfRoom(): void {
+    if (!this.waitingForAnswers || this.atBound()) return;
+    this.waitingForAnswers = false;
+    // A turn pending or stdout's drain reads on by itself.
+    if (this.turnPending || this.draining) return;
+    this.turnPending = true;
+    setImmediate(this.afterTurn);
   }
 
   /** The end of stdin, once everything it brought was handed on. */
@@ -245,7 +293,7 @@ export class JsonLinesTransport implements Transport {
   private readonly afterTurn = () => {
     this.turnPending = false;
     if (this.draining) return;
-    if (this.held !== null) this.readHeld(this.held);
+    this.readHeldOrWait();
     this.resumeInput();
   };
 
@@ -265,7 +313,7 @@ export class JsonLinesTransport implements Transport {
   }
 
   /** One line: a message for the server, or an error answered here. */
-  private read(text: string): void {
+  private read(text: string, bytes: number): void {
     let line = text.endsWith("\r") ? text.slice(0, -1) : text;
     // A byte-order mark before the first line (a file written by Windows PowerShell, piped in) is
     // no part of the message, as `--input @file` skips it: the initialize was refused as
@@ -293,7 +341,9 @@ export class JsonLinesTransport implements Transport {
     }
     // What a held-back cancel may be for (readHeldCancels); a cancelled request is never answered (MCP),
     // so its cancel is its end here. Whether the server sees the message is its own to decide.
-    this.unanswered.received(checked.message);
+    this.unanswered.received(checked.message, bytes);
+    // A cancel ends its request: room, maybe, for the lines waiting for answers.
+    this.readOnIfRoom();
     try {
       this.onmessage?.(checked.message);
     } catch (error) {
@@ -309,6 +359,7 @@ export class JsonLinesTransport implements Transport {
   private refuse(id: RequestId | null, code: number, message: string): void {
     // JSON-RPC 2.0 answers with id null when the id could not be read; the SDK's type has no null.
     const answer = { jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage;
-    this.send(answer).catch((error) => this.onerror?.(error as Error));
+    // Written, not sent: it answers no request read (one that waits with that id still waits).
+    this.write(answer).catch((error) => this.onerror?.(error as Error));
   }
 }

@@ -2,7 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
-import type { HangUp } from "./hang-up.ts";
+import type { HangUp, StopNow } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
 import { earlyRequestAnswer, SessionStart } from "./session-start.ts";
@@ -15,12 +15,15 @@ export interface StdioServeOptions {
   stdout: Writable;
   /** Resolves when the agent hangs up (see untilHangUp). */
   hangUp: Promise<HangUp>;
+  /** Resolves when the session is to stop at once, after the end of stdin too (see untilHangUp); absent, never. */
+  stopNow?: Promise<StopNow>;
   log: (line: string) => void;
 }
 
 /**
  * Serves one plane's MCP server on stdio until the agent hangs up: at a signal at once, at the
- * end of stdin once the requests already read are answered.
+ * end of stdin once the requests already read are answered — unless a signal comes or the agent
+ * closes its stdout meanwhile, which stops it at once then too.
  */
 export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioServeOptions): Promise<void> {
   const server = createDocketMcpServer(plane, { log: options.log });
@@ -30,9 +33,11 @@ export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioSer
   transport.onerror = (error) => options.log(`docket mcp: ${error.message}`);
   await server.connect(transport);
   // Lines held back at the end of stdin are read as stdout takes the answers: each is waited for.
+  // A signal or stdout closed meanwhile stops that at once: twenty calls read before the end ran
+  // to the last with nobody to answer (MCP checking tester, session 50).
   if ((await options.hangUp) === "stdin") {
-    await lines.allRead();
-    await pending.settled();
+    const answeredAll = lines.allRead().then(() => pending.settled());
+    await (options.stopNow ? Promise.race([answeredAll, options.stopNow]) : answeredAll);
   }
   await server.close();
 }

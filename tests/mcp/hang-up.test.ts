@@ -20,20 +20,22 @@ const settledWithin = async (promise: Promise<unknown>, ms: number) => Promise.r
 describe("untilHangUp", () => {
   test("an end the runtime did not report is said once two looks in a row find stdin read whole: its listeners (the transport's) hear it, and the hang-up is stdin's (tester)", async () => {
     const { stdin, heard } = flowingStdin();
-    const hangUp = untilHangUp(stdin, undefined, () => true);
-    expect(await settledWithin(hangUp, READER_LOOK_MS * 3.5)).toBe(true);
-    expect(await hangUp).toBe("stdin");
+    const watch = untilHangUp(stdin, undefined, () => true);
+    expect(await settledWithin(watch.hangUp, READER_LOOK_MS * 3.5)).toBe(true);
+    expect(await watch.hangUp).toBe("stdin");
     expect(heard).toEqual(["end"]);
+    watch.close();
   });
 
   test("no end is said while the kernel says stdin is open or holds unread bytes, while one look in two says so, or while stdin is paused (what is held back is still to read)", async () => {
     const open = flowingStdin();
     let answers = 0;
-    const alternating = untilHangUp(open.stdin, undefined, () => answers++ % 2 === 0);
+    const alternatingWatch = untilHangUp(open.stdin, undefined, () => answers++ % 2 === 0);
     const paused = flowingStdin();
     paused.stdin.pause();
-    const held = untilHangUp(paused.stdin, undefined, () => true);
-    const never = untilHangUp(flowingStdin().stdin, undefined, () => false);
+    const heldWatch = untilHangUp(paused.stdin, undefined, () => true);
+    const neverWatch = untilHangUp(flowingStdin().stdin, undefined, () => false);
+    const [alternating, held, never] = [alternatingWatch.hangUp, heldWatch.hangUp, neverWatch.hangUp];
     expect(await settledWithin(Promise.race([alternating, held, never]), READER_LOOK_MS * 4.5)).toBe(false);
     expect(open.heard).toEqual([]);
     // Their real ends still end them.
@@ -41,5 +43,33 @@ describe("untilHangUp", () => {
     paused.stdin.resume();
     expect(await alternating).toBe("stdin");
     expect(await held).toBe("stdin");
+    for (const watch of [alternatingWatch, heldWatch, neverWatch]) watch.close();
   }, 15_000);
+
+  test("untilHangUp still hears stdout close once stdin has ended: stopNow says so, where the session used to answer its whole backlog for nobody (MCP checking tester, session 50)", async () => {
+    const { stdin } = flowingStdin();
+    const stdoutClosed = new AbortController();
+    const watch = untilHangUp(stdin, stdoutClosed.signal);
+    let stop: string | null = null;
+    void watch.stopNow.then((why) => (stop = why));
+    stdin.end();
+    expect(await watch.hangUp).toBe("stdin");
+    // The end of stdin is no reason to stop at once.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stop).toBeNull();
+    stdoutClosed.abort();
+    expect(await watch.stopNow).toBe("stdout");
+    // The first hang-up stays stdin's.
+    expect(await watch.hangUp).toBe("stdin");
+    watch.close();
+  });
+
+  test("untilHangUp says stdout closed before stdin's end both as the hang-up and as a stop (tester R2)", async () => {
+    const stdoutClosed = new AbortController();
+    const watch = untilHangUp(flowingStdin().stdin, stdoutClosed.signal);
+    stdoutClosed.abort();
+    expect(await watch.hangUp).toBe("stdout");
+    expect(await watch.stopNow).toBe("stdout");
+    watch.close();
+  });
 });

@@ -77,7 +77,8 @@ export default defineCommand({
     // An idle session, or one whose calls run long, writes nothing that would find it gone: asked every second.
     const protocolOut = writerOf(process.stdout);
     protocolOut.watchReader(readerGone, READER_LOOK_MS);
-    const hangUp = untilHangUp(process.stdin, protocolOut.closed, () => readToEnd(0));
+    // Still watched once stdin ends: a signal or stdout closed then stops what is left at once.
+    const { hangUp, stopNow } = untilHangUp(process.stdin, protocolOut.closed, () => readToEnd(0));
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
 
@@ -90,7 +91,7 @@ export default defineCommand({
         const now = readLease(root);
         return now && (await isLeaseLive(now)) ? { url: new URL("/mcp", now.url), token: now.token } : null;
       };
-      await bridgeStdioToHttp({ url: new URL("/mcp", server.url), token: server.token, stdin: process.stdin, stdout, hangUp, log, relocate });
+      await bridgeStdioToHttp({ url: new URL("/mcp", server.url), token: server.token, stdin: process.stdin, stdout, hangUp, stopNow, log, relocate });
       await flushed(stdout);
       return EXIT.succeeded;
     }
@@ -116,7 +117,7 @@ export default defineCommand({
       const served = silent
         ? standbyPlane(plane.engine, (what, edge) => silentServerFailure(root, silent, what, edge))
         : laterServerPlane(plane.engine, () => later!.found() !== null, (what, edge) => laterServerFailure(root, later!.found()!, what, edge));
-      await serveMcpOverStdio(served, { stdin: process.stdin, stdout, hangUp, log });
+      await serveMcpOverStdio(served, { stdin: process.stdin, stdout, hangUp, stopNow, log });
     } finally {
       later?.close();
       watching?.close();

@@ -142,6 +142,8 @@ async function listFiles(base: string, realRoot: string, ctx: CapabilityContext,
       continue;
     }
     for (const entry of entries) {
+      // A large folder read through long globs takes a while: a cancel is seen between entries.
+      if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       const abs = join(dir, entry.name);
       const fromBase = toPosix(relative(base, abs));
       if (filters.exclude(fromBase)) continue;

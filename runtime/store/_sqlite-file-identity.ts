@@ -43,7 +43,7 @@ export function storeFileIdentity(path: string, logLimit: () => number = () => N
     const now = statOrNull(path);
     if (now === undefined) return null;
     if (now === null || !sameFile(now, opened)) {
-      return `${path} was ${now === null ? "removed" : "replaced by another file"} while this server ran (a git clean -fdX, or .docket/ deleted?): what the store writes now could never be read again, so it admits nothing new. Restart docket serve: it starts a new store there (the executions this one held are lost with the file)`;
+      return `${path} was ${now === null ? "removed" : "replaced by another file"} while this server ran (a git clean -fdX, .docket/ deleted, or the checkout moved?): what the store writes now could never be read again, so it admits nothing new. Restart docket serve: it starts a new store there (the executions this one held are lost with the file; if the checkout was moved, a docket serve in its new place recovers them from the file that moved with it)`;
     }
     if (now.size < largest) {
       return `${path} was cut from ${largest} to ${now.size} bytes while this server ran (emptied or truncated by something else: the store never makes it smaller): what it held is damaged, so the store admits nothing new. Stop docket serve, put back a copy of the file if there is one (or move it aside to start a new store), and start it again`;

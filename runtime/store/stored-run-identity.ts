@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { existsSync, lstatSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import type { RunIdentity } from "./store.ts";
 
 /**
@@ -30,9 +30,10 @@ export function storedRunIdentities(path: string, limit: number): RunIdentity[] 
 /** `read` of the store file's identities; undefined when there is no file, no table or no bun:sqlite. */
 function readIdentities<T>(path: string, read: (db: Database) => T): T | undefined {
   if (!existsSync(path)) return undefined;
-  // SQLite answers only "disk I/O error" of a named pipe or a socket there: said as what it is.
-  const stat = lstatSync(path);
-  if (!stat.isFile() && !stat.isSymbolicLink()) throw new Error(`${path} is ${stat.isFIFO() ? "a named pipe (FIFO)" : stat.isSocket() ? "a socket" : stat.isDirectory() ? "a folder" : "not a regular file"}, not docket's store file; remove it`);
+  // SQLite answers only "disk I/O error" of a named pipe or a socket there (or at the end of a
+  // link there): said as what it is.
+  const stat = statSync(path);
+  if (!stat.isFile()) throw new Error(`${path} is ${stat.isFIFO() ? "a named pipe (FIFO)" : stat.isSocket() ? "a socket" : stat.isDirectory() ? "a folder" : "not a regular file"}, not docket's store file; remove it`);
   let sqlite: typeof import("bun:sqlite");
   try {
     sqlite = require("bun:sqlite") as typeof import("bun:sqlite");

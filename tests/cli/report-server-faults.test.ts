@@ -255,7 +255,7 @@ describe("docket run and a server that is killed or frozen", () => {
       await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "team.touch", input: {} }) });
       const health = await pollUntil(async () => (await fetch(`${server.url}/healthz`)).json() as Promise<any>, (h) => h.ok === false, "the store to find its file gone");
       expect(health.store.reason).toStartWith("<path> was removed while this server ran");
-      expect(health.store.reason).toEndWith("Restart docket serve: it starts a new store there (the executions this one held are lost with the file)");
+      expect(health.store.reason).toEndWith("Restart docket serve: it starts a new store there (the executions this one held are lost with the file; if the checkout was moved, a docket serve in its new place recovers them from the file that moved with it)");
     } finally {
       server.child.kill("SIGKILL");
       await server.child.exited;

@@ -2,7 +2,7 @@
 // server's thread in open() for good — at start before it bound, or while it served, when its
 // clients, `docket executions` and SIGTERM were all left waiting (serve tester, session 50).
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
 
@@ -54,6 +54,12 @@ describe.skipIf(process.platform !== "linux")("docket serve beside named pipes i
     const run = await docket(fromSource, ["run", "health.report", "--run-id", "fifo-store"], { cwd: checkout });
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("state.db is a named pipe (FIFO), not docket's store file; remove it");
+    // Through a link to a pipe too (second checking tester, session 50: "disk I/O error").
+    rmSync(join(checkout, ".docket", "state.db"));
+    mkfifo(join(checkout, "pipe"));
+    symlinkSync("../pipe", join(checkout, ".docket", "state.db"));
+    const linked = await docket(fromSource, ["run", "health.report", "--run-id", "fifo-store"], { cwd: checkout });
+    expect(linked.stderr).toContain("state.db is a named pipe (FIFO), not docket's store file; remove it");
   }, 60_000);
 
   test("a FIFO put in place of its lease while it serves is replaced by the lease, and the server keeps answering and stops on SIGTERM", async () => {

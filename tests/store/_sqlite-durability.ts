@@ -68,7 +68,7 @@ export function durabilityCases(): void {
   describe("sqlite store durability", () => {
     for (const { what, harm, says, keeps } of [
       // A checkout cleaned under the server (tester, session 33): no answer waits on a file no restart reads.
-      { what: "whose file is removed under it (git clean -fdX)", harm: (path: string) => ["", "-wal", "-shm"].forEach((suffix) => rmSync(`${path}${suffix}`, { force: true })), says: "was removed while this server ran (a git clean -fdX, or .docket/ deleted?)", keeps: false },
+      { what: "whose file is removed under it (git clean -fdX)", harm: (path: string) => ["", "-wal", "-shm"].forEach((suffix) => rmSync(`${path}${suffix}`, { force: true })), says: "was removed while this server ran (a git clean -fdX, .docket/ deleted, or the checkout moved?)", keeps: false },
       // A clean stop copies the log it still holds into the database: nothing acknowledged is lost.
       { what: "whose write-ahead log is removed under it", harm: (path: string) => rmSync(`${path}-wal`), says: "-wal, the store's write-ahead log, was removed while this server ran", keeps: true },
       { what: "whose log is replaced by another file", harm: (path: string) => (rmSync(`${path}-wal`), writeFileSync(`${path}-wal`, "")), says: "-wal, the store's write-ahead log, was replaced by another file", keeps: false },

@@ -98,14 +98,14 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     said.add(line);
     log(line);
   };
+  /** docket mcp is stopping: the answer streams its own close ends are not the server's doing. */
+  let stopping = false;
   /**
    * An answer stream that ended before its answer (the server stopped, crashed or restarted under
    * a call): the agent is told, instead of waiting forever. Told after every message the stream
    * held was handed on (_stream-ends.ts), so an answer still being parsed is never taken for one
    * that did not come.
    */
-  /** docket mcp is stopping: the answer streams its own close ends are not the server's doing. */
-  let stopping = false;
   const streamEnded = (ids: RequestId[], error: unknown) => {
     const origin = target.url.origin;
     // docket mcp itself stopping (a signal, the agent gone) ends its own answer streams: no fault

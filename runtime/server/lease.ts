@@ -37,13 +37,18 @@ export function ensureDocketDir(root: string): string {
   const dir = join(root, ".docket");
   refuseUnlikeFolder(dir);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Never the checkout's own folder: one moved or deleted under a server was made again at its
+    // old path by a lease written back at the wrong moment (checking tester, session 50).
+    mkdirSync(dir, { mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") throw error;
-    // The runtime says only "EACCES: permission denied, mkdir …": what needs the folder, and the ways out.
-    const why = code === "EROFS" ? "the checkout is on a read-only file system" : "this user cannot write to the checkout";
-    throw new DocketDirError(`cannot create ${dir} (${code}): ${why}, and docket keeps its lock, its address, its logs and its store there. Run docket as a user who can write to ${root}, or make it writable (docket run of a capability needs no .docket/ unless it has a --run-id).`);
+    if (code === "ENOENT") throw new DocketDirError(`cannot create ${dir}: the checkout's folder ${root} does not exist (moved or deleted?), and docket does not make it again.`);
+    if (code !== "EEXIST") {
+      if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") throw error;
+      // The runtime says only "EACCES: permission denied, mkdir …": what needs the folder, and the ways out.
+      const why = code === "EROFS" ? "the checkout is on a read-only file system" : "this user cannot write to the checkout";
+      throw new DocketDirError(`cannot create ${dir} (${code}): ${why}, and docket keeps its lock, its address, its logs and its store there. Run docket as a user who can write to ${root}, or make it writable (docket run of a capability needs no .docket/ unless it has a --run-id).`);
+    }
   }
   // Made by someone else between the check and the mkdir: checked again before anything goes in.
   refuseUnlikeFolder(dir);

@@ -51,7 +51,15 @@ export function openLogFile(options: LogFileOptions): LogFile {
     // Nor through a link where its parent was (.docket/ removed and a link put there): made again
     // through it, the folder and the log landed outside the checkout (checking tester, session 44).
     if (lstatSync(dirname(dir), { throwIfNoEntry: false })?.isSymbolicLink()) throw new Error(`${dirname(dir)} is a symbolic link; docket writes nothing through it`);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Its folder and the one above (.docket/ removed under the server) are made again, never the
+    // checkout's own: one moved or deleted is not made again at its old path (checking tester, session 50).
+    for (const folder of [dirname(dir), dir]) {
+      try {
+        mkdirSync(folder, { mode: 0o700 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+    }
     // The log is written where docket put it, never through a link planted in its place.
     if (lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} is a symbolic link; remove it and docket makes the folder again`);
     // A folder made by an older docket (or by hand) is narrowed too: the log names executions and paths.

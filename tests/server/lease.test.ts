@@ -231,6 +231,23 @@ describe("lease", () => {
   });
 });
 
+describe("a checkout folder gone (moved or deleted)", () => {
+  test("is never made again by writing the lease back, whenever that happens: restoreLease refuses naming it (checking tester, session 50: the old path came back after a move)", async () => {
+    const root = tempCheckout();
+    const lease: Lease = { url: "http://127.0.0.1:1", pid: process.pid, root, token: null, started_at: new Date().toISOString(), pid_namespace: ownPidNamespace() };
+    const moved = `${root}-moved`;
+    rmSync(moved, { recursive: true, force: true });
+    const { renameSync } = await import("node:fs");
+    renameSync(root, moved);
+    try {
+      expect(() => restoreLease(lease)).toThrow(`the checkout's folder ${root} does not exist (moved or deleted?), and docket does not make it again.`);
+      expect(existsSync(root)).toBe(false);
+    } finally {
+      rmSync(moved, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("a lease removed under a running server", () => {
   test("is written again when .docket/ is deleted (git clean -fdX), so runs find the server; the log says so once, and that the store file went with it; its log file is made again (MCP/CLI tester, session 44)", async () => {
     const root = tempCheckout();
